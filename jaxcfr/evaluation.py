@@ -1,0 +1,101 @@
+"""Exact evaluation of a policy as array code: best responses, NashConv,
+exploitability and expected values. Everything here is jittable.
+
+Conventions follow OpenSpiel: `nash_conv` is the sum over players of
+(best-response value - on-policy value); `exploitability` is NashConv divided
+by the number of players (NashConv / 2 for two players, in the game's own
+utility units). For general-sum games NashConv is the meaningful number.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr import tree
+from jaxcfr.compiler import CompiledGame
+
+
+def expected_values(game: CompiledGame, policy: jax.Array) -> jax.Array:
+  """`[P]` expected utility of each player when all play `policy` (`[I, A]`)."""
+  return tree.expected_values(game, policy)
+
+
+def best_response_value(game: CompiledGame, policy: jax.Array, player: int) -> jax.Array:
+  """`[]` value of `player`'s best response when the others play `policy`."""
+  value, _ = _best_response(game, policy, player)
+  return value
+
+
+def best_response_policy(game: CompiledGame, policy: jax.Array, player: int) -> jax.Array:
+  """`[I, A]`: `policy` with `player`'s rows replaced by a pure best response."""
+  _, choice = _best_response(game, policy, player)
+  rows = (game.infoset_player == player)[:, None]
+  pure = jax.nn.one_hot(choice, game.num_actions, dtype=policy.dtype)
+  return jnp.where(rows, pure, policy)
+
+
+def best_response_values(game: CompiledGame, policy: jax.Array) -> jax.Array:
+  """`[P]` best-response value of each player against the others' `policy`."""
+  return jnp.stack([best_response_value(game, policy, p) for p in range(game.num_players)])
+
+
+def nash_conv(game: CompiledGame, policy: jax.Array) -> jax.Array:
+  """Sum over players of what a unilateral best response gains."""
+  return (best_response_values(game, policy) - expected_values(game, policy)).sum()
+
+
+def exploitability(game: CompiledGame, policy: jax.Array) -> jax.Array:
+  """NashConv / number of players (OpenSpiel's convention)."""
+  return nash_conv(game, policy) / game.num_players
+
+
+def _best_response(game: CompiledGame, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
+  """Best-response value of `player` and its action per infoset (`[I]` int32).
+
+  Bottom-up: at `player`'s infosets, Q(I, a) = sum over h in I of the
+  opponents' and chance's reach of h times v(h.a), and every h in I takes
+  the argmax. When an infoset spans several depths its Q is only complete
+  after a whole pass, so the pass repeats with the previous pass's choices
+  until the deepest own decisions have propagated to the root (one pass
+  when every infoset lies at one depth).
+  """
+  probs = tree.transition_probs(game, policy)
+  acting = [game.player[d] == player for d in range(game.num_depths)]
+  factors = [jnp.where(a[:, None], 1, p)[..., None] for a, p in zip(acting, probs, strict=True)]
+  reach = [r[:, 0] for r in tree.top_down(game, factors, jnp.ones((1,), policy.dtype))]
+  num_infosets = game.num_infosets
+  width = max(*game.widths, game.num_actions)
+  legal = jnp.zeros((num_infosets + 1, width), bool).at[:-1, : game.num_actions].set(game.legal_mask)
+
+  def one_pass(previous_choice):
+    q = jnp.zeros((num_infosets + 1, width), policy.dtype)
+    choice_ext = jnp.concatenate([previous_choice, jnp.zeros((1,), jnp.int32)])
+    values = game.utility[-1][:, player]
+    for d in reversed(range(game.num_depths - 1)):
+      below = tree.child_values(game, d, values)  # [H_d, W_d]
+      on_policy = game.utility[d][:, player] + (probs[d] * below).sum(-1)
+      if d not in game.player_depths[player]:
+        values = on_policy
+        continue
+      w = game.widths[d]
+      q_d = jax.ops.segment_sum(
+          jnp.where(acting[d], reach[d], 0)[:, None] * below, game.infoset[d], num_infosets + 1
+      )
+      q = q.at[:, :w].add(q_d)
+      if game.depth_consistent:
+        best = jnp.argmax(jnp.where(legal[:, :w], q_d, -jnp.inf), axis=-1)
+        taken = best[game.infoset[d]]
+      else:
+        taken = choice_ext[game.infoset[d]]
+      best_value = jnp.take_along_axis(below, jnp.minimum(taken, w - 1)[:, None], axis=-1)[:, 0]
+      values = jnp.where(acting[d], best_value, on_policy)
+    choice = jnp.argmax(jnp.where(legal, q, -jnp.inf), axis=-1)[:-1].astype(jnp.int32)
+    return values[0], choice
+
+  initial = jnp.argmax(game.legal_mask, axis=-1).astype(jnp.int32)
+  if game.depth_consistent:
+    return one_pass(initial)
+  # Infosets of own-sequence length k are exact after (max length - k + 1) passes.
+  choice = jax.lax.fori_loop(0, game.num_depths, lambda _, c: one_pass(c)[1], initial)
+  return one_pass(choice)

@@ -1,0 +1,104 @@
+"""Built-in games and the registry that parses game specs.
+
+A spec is a registered name with optional parameters in OpenSpiel's syntax:
+`leduc`, `kuhn(players=3)`, `leduc(suit_isomorphism=True)`,
+`liars_dice(dice_sides=4)`, `matrix(payoffs=[[0,-1],[-1,0]])`.
+`openspiel:GAME_STRING` is reserved for the OpenSpiel bridge.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Callable
+
+from jaxcfr.games import base, kuhn, leduc, liars_dice, matrix
+from jaxcfr.games.base import CHANCE_PLAYER, TERMINAL_PLAYER, Game, GameError, State
+
+__all__ = [
+    'CHANCE_PLAYER',
+    'TERMINAL_PLAYER',
+    'Game',
+    'GameError',
+    'State',
+    'REGISTRY',
+    'load_game',
+    'parse_spec',
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+  factory: Callable[..., Game]
+  description: str
+  aliases: tuple[str, ...] = ()
+
+
+REGISTRY: dict[str, Entry] = {
+    'kuhn': Entry(kuhn.KuhnPoker, "Kuhn poker (OpenSpiel's kuhn_poker); players=2..10", ('kuhn_poker',)),
+    'leduc': Entry(
+        leduc.LeducPoker,
+        "Leduc poker (OpenSpiel's leduc_poker); players=2..10, suit_isomorphism=False",
+        ('leduc_poker',),
+    ),
+    'liars_dice': Entry(
+        liars_dice.LiarsDice, "Liar's Dice (OpenSpiel's liars_dice); numdice=1, dice_sides=6"
+    ),
+    'matrix': Entry(
+        matrix.MatrixGame,
+        "two-player matrix game; payoffs=[[...]] (player 0's), column_payoffs defaults to -payoffs",
+    ),
+    'rps': Entry(matrix.rock_paper_scissors, 'rock-paper-scissors', ('rock_paper_scissors',)),
+    'matching_pennies': Entry(matrix.matching_pennies, 'matching pennies'),
+}
+_ALIASES = {alias: name for name, entry in REGISTRY.items() for alias in (name, *entry.aliases)}
+_CONSTANTS = {'true': True, 'false': False, 'True': True, 'False': False}
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+  """Splits `name(key=value, ...)` into the name and a dict of parameters."""
+  text = spec.strip()
+  try:
+    tree = ast.parse(text, mode='eval').body
+  except SyntaxError:
+    raise GameError(f'malformed game spec {spec!r}: expected NAME or NAME(key=value, ...)') from None
+  if isinstance(tree, ast.Name):
+    return tree.id, {}
+  if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name)) or tree.args:
+    raise GameError(f'malformed game spec {spec!r}: expected NAME or NAME(key=value, ...)')
+  params = {}
+  for keyword in tree.keywords:
+    if keyword.arg is None or keyword.arg in params:
+      raise GameError(f'malformed game spec {spec!r}: parameters must be distinct key=value pairs')
+    params[keyword.arg] = _literal(keyword.value, spec)
+  return tree.func.id, params
+
+
+def _literal(node: ast.AST, spec: str):
+  if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+    return _CONSTANTS[node.id]
+  if isinstance(node, (ast.List, ast.Tuple)):
+    return [_literal(element, spec) for element in node.elts]
+  try:
+    return ast.literal_eval(node)
+  except ValueError:
+    raise GameError(f'malformed game spec {spec!r}: {ast.unparse(node)!r} is not a value') from None
+
+
+def load_game(spec: str | Game) -> Game:
+  """A game from a spec string (see the module docstring), or `spec` itself."""
+  if not isinstance(spec, str):
+    return spec
+  if spec.strip().startswith('openspiel:'):
+    from jaxcfr.games import openspiel  # noqa: PLC0415 (optional dependency)
+
+    return openspiel.load(spec.strip()[len('openspiel:') :])
+  name, params = parse_spec(spec)
+  if name not in _ALIASES:
+    known = ', '.join(sorted(REGISTRY))
+    raise GameError(f'unknown game {name!r}; built-in games: {known} (or openspiel:NAME)')
+  factory = REGISTRY[_ALIASES[name]].factory
+  try:
+    return factory(**params)
+  except TypeError:
+    raise GameError(f'{name}: unknown parameter in {spec!r}; see `jaxcfr games`') from None

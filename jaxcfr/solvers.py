@@ -1,0 +1,270 @@
+"""The full-width CFR family as pure `init/update` pairs with composable regret rules.
+
+A regret rule is a chain of small transforms of the cumulative regret `R`
+and the instantaneous regret `r` of one iteration `t = 1, 2, ...`, in the
+spirit of optax's `chain`:
+
+    cfr        = chain(accumulate())
+    cfr_plus   = chain(accumulate(), clip_negative())
+    linear_cfr = chain(weight_by_iteration(1), accumulate())
+    dcfr       = chain(accumulate(), discount(alpha, beta))
+    pcfr_plus  = chain(accumulate(), clip_negative()) + predictive regret matching
+
+The average strategy weights iteration t by `t ** averaging_power` (0 for
+CFR, 1 for CFR+ and Linear CFR, gamma for DCFR, 2 for PCFR+), kept as a
+running discount `((t - 1) / t) ** power` so that magnitudes stay bounded.
+
+Updates alternate between players by default (player 0 updates, then player
+1 sees player 0's new strategy, ...), as OpenSpiel's solvers do.
+Hyper-parameters may be traced values, so `jax.vmap` over a grid of them
+solves many configurations in one compiled program.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr import tree
+from jaxcfr.compiler import CompiledGame
+
+# (cumulative regret [I, A], instantaneous regret [I, A], iteration []) -> same pair.
+RegretTransform = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+
+
+class CFRState(NamedTuple):
+  """Solver state; every array is `[I, A]` except `iteration`."""
+
+  iteration: jax.Array  # [] int32: iterations completed
+  cumulative_regret: jax.Array  # [I, A]
+  cumulative_policy: jax.Array  # [I, A]: weighted sum of reach-weighted current policies
+  prediction: jax.Array  # [I, A]: latest instantaneous regret (predictive rules use it)
+
+
+class Solver(NamedTuple):
+  """A CFR-family algorithm: `init(game)`, `update(state, game)`,
+  `current_policy(state, game)`; all pure and jittable."""
+
+  init: Callable[[CompiledGame], CFRState]
+  update: Callable[[CFRState, CompiledGame], CFRState]
+  current_policy: Callable[[CFRState, CompiledGame], jax.Array]
+
+
+# Regret transforms.
+
+
+def accumulate() -> RegretTransform:
+  """R <- R + r."""
+  return lambda cumulative, instant, t: (cumulative + instant, instant)
+
+
+def clip_negative() -> RegretTransform:
+  """R <- max(R, 0) (regret matching+)."""
+  return lambda cumulative, instant, t: (jnp.maximum(cumulative, 0), instant)
+
+
+def weight_by_iteration(power=1.0) -> RegretTransform:
+  """r <- t^power * r (Linear CFR with power 1)."""
+
+  def transform(cumulative, instant, t):
+    return cumulative, instant * jnp.power(t.astype(instant.dtype), power)
+
+  return transform
+
+
+def discount(alpha=1.5, beta=0.0) -> RegretTransform:
+  """Positive R times t^alpha / (t^alpha + 1), negative R times t^beta / (t^beta + 1)."""
+
+  def transform(cumulative, instant, t):
+    t = t.astype(cumulative.dtype)
+    positive = 1 / (1 + jnp.power(t, -jnp.asarray(alpha, cumulative.dtype)))
+    negative = 1 / (1 + jnp.power(t, -jnp.asarray(beta, cumulative.dtype)))
+    return cumulative * jnp.where(cumulative > 0, positive, negative), instant
+
+  return transform
+
+
+def chain(*transforms: RegretTransform) -> RegretTransform:
+  def transform(cumulative, instant, t):
+    for step in transforms:
+      cumulative, instant = step(cumulative, instant, t)
+    return cumulative, instant
+
+  return transform
+
+
+# Policies.
+
+
+def regret_matching(regret: jax.Array, legal_mask: jax.Array) -> jax.Array:
+  """`[I, A]` policy proportional to positive regret; uniform over legal
+  actions where no regret is positive."""
+  positive = jnp.where(legal_mask, jnp.maximum(regret, 0), 0)
+  total = positive.sum(-1, keepdims=True)
+  uniform = legal_mask / legal_mask.sum(-1, keepdims=True)
+  return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1), uniform.astype(regret.dtype))
+
+
+def normalize_policy(weights: jax.Array, legal_mask: jax.Array) -> jax.Array:
+  """`[I, A]` weights normalised over legal actions; uniform where they sum to 0."""
+  weights = jnp.where(legal_mask, weights, 0)
+  total = weights.sum(-1, keepdims=True)
+  uniform = (legal_mask / legal_mask.sum(-1, keepdims=True)).astype(weights.dtype)
+  return jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), uniform)
+
+
+def average_policy(state: CFRState, game: CompiledGame) -> jax.Array:
+  """`[I, A]` average strategy (the output of CFR-family solvers)."""
+  return normalize_policy(state.cumulative_policy, game.legal_mask)
+
+
+# One pass for one player.
+
+
+def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
+  """Instantaneous counterfactual regrets of `player` under `policy`.
+
+  Returns:
+    regret: `[I, A]`, sum over histories h of infoset I of the opponents' and
+      chance's reach of h times (v(h.a) - v(h)), on `player`'s rows, else 0.
+    reach_policy: `[I, A]`, sum over h in I of `player`'s own reach of h times
+      policy(I, a): what the average strategy accumulates.
+  """
+  probs = tree.transition_probs(game, policy)
+  acting = [game.player[d] == player for d in range(game.num_depths)]
+  factors = [
+      jnp.stack([jnp.where(a[:, None], p, 1), jnp.where(a[:, None], 1, p)], axis=-1)
+      for a, p in zip(acting, probs, strict=True)
+  ]
+  reach = tree.top_down(game, factors, jnp.ones((2,), policy.dtype))  # [H_d, 2]: own, others
+  num_infosets, num_actions = policy.shape
+  regret = jnp.zeros((num_infosets + 1, num_actions), policy.dtype)
+  reach_policy = jnp.zeros((num_infosets + 1, num_actions), policy.dtype)
+  values = game.utility[-1][:, player]
+  for d in reversed(range(game.num_depths - 1)):
+    below = tree.child_values(game, d, values)  # [H_d, W_d]
+    values = game.utility[d][:, player] + (probs[d] * below).sum(-1)
+    if d not in game.player_depths[player]:
+      continue
+    own = jnp.where(acting[d], reach[d][:, 0], 0)
+    others = jnp.where(acting[d], reach[d][:, 1], 0)
+    regret = regret + _to_infosets(game, d, others[:, None] * (below - values[:, None]), num_actions)
+    reach_policy = reach_policy + _to_infosets(game, d, own[:, None] * probs[d], num_actions)
+  legal = game.legal_mask
+  return jnp.where(legal, regret[:-1], 0), jnp.where(legal, reach_policy[:-1], 0)
+
+
+def _to_infosets(game: CompiledGame, d: int, rows: jax.Array, num_actions: int) -> jax.Array:
+  """Sums `[H_d, W_d]` rows into `[I + 1, A]` by infoset (row I collects the rest)."""
+  width = rows.shape[-1]
+  rows = rows[:, :num_actions] if width >= num_actions else jnp.pad(rows, ((0, 0), (0, num_actions - width)))
+  return jax.ops.segment_sum(rows, game.infoset[d], num_segments=game.num_infosets + 1)
+
+
+# The family.
+
+
+def cfr_family(
+    regret_transform: RegretTransform,
+    averaging_power=0.0,
+    predictive: bool = False,
+    alternating: bool = True,
+) -> Solver:
+  """Builds a CFR-family solver.
+
+  Args:
+    regret_transform: how iteration t's instantaneous regret enters the
+      cumulative regret (see `chain`).
+    averaging_power: the average strategy weights iteration t by t**power.
+    predictive: regret-match on [R + r_last]+ (predictive CFR+).
+    alternating: update one player at a time (default) or all at once.
+  """
+
+  def init(game: CompiledGame) -> CFRState:
+    zeros = jnp.zeros(game.legal_mask.shape, game.dtype)
+    return CFRState(jnp.zeros((), jnp.int32), zeros, zeros, zeros)
+
+  def current_policy(state: CFRState, game: CompiledGame) -> jax.Array:
+    regret = state.cumulative_regret + state.prediction if predictive else state.cumulative_regret
+    return regret_matching(regret, game.legal_mask)
+
+  def update(state: CFRState, game: CompiledGame) -> CFRState:
+    t = state.iteration + 1
+    dtype = state.cumulative_policy.dtype
+    keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(averaging_power, dtype))
+    cumulative_policy = state.cumulative_policy * keep
+    groups = [[p] for p in range(game.num_players)] if alternating else [list(range(game.num_players))]
+    for players in groups:
+      policy = current_policy(state, game)
+      instant = jnp.zeros_like(policy)
+      for player in players:
+        regret, reach_policy = player_regrets(game, policy, player)
+        instant = instant + regret
+        cumulative_policy = cumulative_policy + reach_policy
+      rows = jnp.isin(game.infoset_player, jnp.asarray(players))[:, None]
+      cumulative_regret, _ = regret_transform(state.cumulative_regret, instant, t)
+      state = state._replace(
+          cumulative_regret=jnp.where(rows, cumulative_regret, state.cumulative_regret),
+          prediction=jnp.where(rows, instant, state.prediction),
+      )
+    return state._replace(iteration=t, cumulative_policy=cumulative_policy)
+
+  return Solver(init, update, current_policy)
+
+
+def cfr(alternating: bool = True) -> Solver:
+  """Vanilla CFR (Zinkevich et al. 2007); OpenSpiel's `CFRSolver`."""
+  return cfr_family(accumulate(), 0.0, alternating=alternating)
+
+
+def cfr_plus(alternating: bool = True) -> Solver:
+  """CFR+ (Tammelin 2014): RM+ and linear averaging; OpenSpiel's `CFRPlusSolver`."""
+  return cfr_family(chain(accumulate(), clip_negative()), 1.0, alternating=alternating)
+
+
+def linear_cfr(alternating: bool = True) -> Solver:
+  """Linear CFR (Brown & Sandholm 2019): regrets and average weighted by t."""
+  return cfr_family(chain(weight_by_iteration(1.0), accumulate()), 1.0, alternating=alternating)
+
+
+def dcfr(alpha=1.5, beta=0.0, gamma=2.0, alternating: bool = True) -> Solver:
+  """Discounted CFR (Brown & Sandholm 2019); OpenSpiel's `DCFRSolver`."""
+  _check_hyperparameters(alpha=alpha, beta=beta, gamma=gamma)
+  return cfr_family(chain(accumulate(), discount(alpha, beta)), gamma, alternating=alternating)
+
+
+def pcfr_plus(alternating: bool = True) -> Solver:
+  """Predictive CFR+ (Farina, Kroer & Sandholm 2021): quadratic averaging."""
+  return cfr_family(chain(accumulate(), clip_negative()), 2.0, predictive=True, alternating=alternating)
+
+
+_RANGES = {'alpha': (0.0, math.inf), 'beta': (-math.inf, math.inf), 'gamma': (0.0, math.inf)}
+
+
+def _check_hyperparameters(**values) -> None:
+  """Rejects out-of-range Python numbers; traced values pass through."""
+  for name, value in values.items():
+    if not isinstance(value, numbers.Real):
+      continue
+    low, high = _RANGES[name]
+    if not (math.isfinite(value) and low <= value <= high):
+      raise ValueError(f'{name} must be a finite number in [{low}, {high}], got {value}')
+
+
+ALGORITHMS: dict[str, Callable[..., Solver]] = {
+    'cfr': cfr,
+    'cfr+': cfr_plus,
+    'lcfr': linear_cfr,
+    'dcfr': dcfr,
+    'pcfr+': pcfr_plus,
+}
+
+
+def run(solver: Solver, state: CFRState, game: CompiledGame, num_iterations) -> CFRState:
+  """`num_iterations` updates in one loop (jit it; the count may be traced)."""
+  return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)
