@@ -143,9 +143,8 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
   ]
   reach = tree.top_down(game, factors, jnp.ones((2,), policy.dtype))  # [H_d, 2]: own, others
   num_infosets, num_actions = policy.shape
-  regret = jnp.zeros((num_infosets + 1, num_actions), policy.dtype)
-  reach_policy = jnp.zeros((num_infosets + 1, num_actions), policy.dtype)
   values = game.utility[-1][:, player]
+  rows, segments = [], []
   for d in reversed(range(game.num_depths - 1)):
     below = tree.child_values(game, d, values)  # [H_d, W_d]
     values = game.utility[d][:, player] + (probs[d] * below).sum(-1)
@@ -153,17 +152,20 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
       continue
     own = jnp.where(acting[d], reach[d][:, 0], 0)
     others = jnp.where(acting[d], reach[d][:, 1], 0)
-    regret = regret + _to_infosets(game, d, others[:, None] * (below - values[:, None]), num_actions)
-    reach_policy = reach_policy + _to_infosets(game, d, own[:, None] * probs[d], num_actions)
+    both = jnp.stack([others[:, None] * (below - values[:, None]), own[:, None] * probs[d]], axis=-1)
+    rows.append(_fit_columns(both, num_actions))  # [H_d, A, 2]
+    segments.append(game.infoset[d])
+  sums = jax.ops.segment_sum(jnp.concatenate(rows), jnp.concatenate(segments), num_infosets + 1)
   legal = game.legal_mask
-  return jnp.where(legal, regret[:-1], 0), jnp.where(legal, reach_policy[:-1], 0)
+  return jnp.where(legal, sums[:-1, :, 0], 0), jnp.where(legal, sums[:-1, :, 1], 0)
 
 
-def _to_infosets(game: CompiledGame, d: int, rows: jax.Array, num_actions: int) -> jax.Array:
-  """Sums `[H_d, W_d]` rows into `[I + 1, A]` by infoset (row I collects the rest)."""
-  width = rows.shape[-1]
-  rows = rows[:, :num_actions] if width >= num_actions else jnp.pad(rows, ((0, 0), (0, num_actions - width)))
-  return jax.ops.segment_sum(rows, game.infoset[d], num_segments=game.num_infosets + 1)
+def _fit_columns(rows: jax.Array, num_actions: int) -> jax.Array:
+  """`[H, W, ...]` cut or zero-padded to `[H, A, ...]`."""
+  width = rows.shape[1]
+  if width >= num_actions:
+    return rows[:, :num_actions]
+  return jnp.pad(rows, [(0, 0), (0, num_actions - width)] + [(0, 0)] * (rows.ndim - 2))
 
 
 # The family.

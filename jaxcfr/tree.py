@@ -42,8 +42,7 @@ def top_down(game: CompiledGame, factors: list[jax.Array], root: jax.Array) -> l
 
 def child_values(game: CompiledGame, d: int, values_below: jax.Array) -> jax.Array:
   """`[H_d, W_d, ...]` values of each child of depth d (zero where absent)."""
-  padded = jnp.concatenate([values_below, jnp.zeros_like(values_below[:1])], axis=0)
-  return padded[game.child[d]]
+  return jnp.take(values_below, game.child[d], axis=0, mode='fill', fill_value=0)
 
 
 def expected_values(game: CompiledGame, policy: jax.Array) -> jax.Array:

@@ -41,9 +41,10 @@ class KuhnState(base.State):
     return len(self._history) % self._num_players()
 
   def legal_actions(self):
-    if self.is_chance_node():
+    player = self.current_player()
+    if player == base.CHANCE_PLAYER:
       return [card for card, _ in self.chance_outcomes()]
-    return [PASS, BET]
+    return [] if player == base.TERMINAL_PLAYER else [PASS, BET]
 
   def chance_outcomes(self):
     remaining = [c for c in range(self._num_players() + 1) if c not in self._cards]

@@ -1,0 +1,187 @@
+"""Convergence of the CFR family: exact exploitability against iterations and solve time.
+
+For each game and algorithm, runs the jitted `solvers.run` in chunks that end at
+log-spaced iteration counts (1, 2, 3, 5, 10, 20, ...), and evaluates the exact
+exploitability of the average policy after each chunk. The clock covers only
+the solver chunks: JIT compilation happens before timing and evaluation is
+excluded.
+
+Writes `convergence.csv` (game, algorithm, iteration, seconds, exploitability)
+and one `convergence_<game>.png` per game into `--out`; prints a summary table.
+
+    python experiments/convergence.py --games kuhn,leduc --iterations 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+# Submodules rather than `import jaxcfr`: these also resolve under a stale editable install
+# that maps `jaxcfr` as a namespace package.
+from jaxcfr import compiler, evaluation, solvers
+
+DEFAULT_ITERATIONS = {'kuhn': 10_000, 'leduc': 10_000, 'liars_dice': 1_000}
+FALLBACK_ITERATIONS = 1_000
+DEFAULT_GAMES = ('kuhn', 'leduc', 'liars_dice')
+MANTISSAS = (1, 2, 3, 5)
+
+
+def log(message: str) -> None:
+  print(message, file=sys.stderr, flush=True)
+
+
+def checkpoints(total: int) -> list[int]:
+  """Iteration counts 1, 2, 3, 5, 10, 20, ... below `total`, then `total`."""
+  points = []
+  for exponent in range(int(math.log10(max(total, 1))) + 1):
+    points += [m * 10**exponent for m in MANTISSAS if m * 10**exponent < total]
+  return points + [total]
+
+
+def parse_list(text: str) -> list[str]:
+  return [item.strip() for item in text.split(',') if item.strip()]
+
+
+def parse_iterations(text: str | None, games: list[str]) -> dict[str, int]:
+  """`1000` for every game, or `kuhn=10000,leduc=5000` per game (others keep their default)."""
+  counts = {game: DEFAULT_ITERATIONS.get(game, FALLBACK_ITERATIONS) for game in games}
+  if not text:
+    return counts
+  if '=' not in text:
+    return dict.fromkeys(games, int(text))
+  for item in parse_list(text):
+    game, _, count = item.partition('=')
+    counts[game.strip()] = int(count)
+  return counts
+
+
+def exploitability_fn():
+  """Jitted `(state, game) -> []` exploitability of the average policy."""
+  return jax.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
+
+
+def solve_curve(game, algorithm: str, total: int, evaluate) -> tuple[list[tuple[int, float, float]], float]:
+  """Runs `algorithm` for `total` iterations.
+
+  Returns:
+    rows: (iteration, solve seconds, exploitability) at each checkpoint.
+    jit_seconds: time to compile the solver loop (not in the solve seconds).
+  """
+  solver = solvers.ALGORITHMS[algorithm]()
+  state = solver.init(game)
+  start = time.perf_counter()
+  # One program for every chunk: the iteration count is a traced int32.
+  run = jax.jit(solvers.run, static_argnums=0).lower(solver, state, game, jnp.int32(1)).compile()
+  jit_seconds = time.perf_counter() - start
+  jax.block_until_ready(run(state, game, jnp.int32(0)))  # warm-up: the first call pays one-off costs
+  rows, seconds, done = [], 0.0, 0
+  for point in checkpoints(total):
+    start = time.perf_counter()
+    state = jax.block_until_ready(run(state, game, jnp.int32(point - done)))
+    seconds += time.perf_counter() - start
+    done = point
+    rows.append((point, seconds, float(evaluate(state, game))))
+  return rows, jit_seconds
+
+
+def plot(game_name: str, curves: dict[str, list[tuple[int, float, float]]], path: str) -> None:
+  import matplotlib  # noqa: PLC0415
+
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # noqa: PLC0415
+
+  figure, (by_iteration, by_time) = plt.subplots(1, 2, figsize=(11, 4.2))
+  for algorithm, rows in curves.items():
+    # Log axes: only positive values can be drawn.
+    points = [(i, s, e) for i, s, e in rows if e > 0]
+    by_iteration.plot([p[0] for p in points], [p[2] for p in points], marker='.', label=algorithm)
+    by_time.plot([p[1] for p in points if p[1] > 0], [p[2] for p in points if p[1] > 0], marker='.',
+                 label=algorithm)
+  for axes, label in ((by_iteration, 'iterations'), (by_time, 'solve seconds')):
+    axes.set_xscale('log')
+    axes.set_yscale('log')
+    axes.set_xlabel(label)
+    axes.set_ylabel('exploitability')
+    axes.grid(True, which='both', alpha=0.3)
+    axes.legend()
+  figure.suptitle(f'{game_name}: exploitability of the average policy')
+  figure.tight_layout()
+  figure.savefig(path, dpi=120)
+  plt.close(figure)
+
+
+def summary_table(results: list[dict]) -> str:
+  header = ('game', 'algorithm', 'iterations', 'solve s', 'ms/iter', 'jit s', 'exploitability')
+  lines = ['{:<12} {:<9} {:>10} {:>9} {:>9} {:>7} {:>14}'.format(*header)]
+  for r in results:
+    iteration, seconds, value = r['rows'][-1]
+    lines.append(
+        f"{r['game']:<12} {r['algorithm']:<9} {iteration:>10} {seconds:>9.3f} "
+        f"{1e3 * seconds / iteration:>9.4f} {r['jit_seconds']:>7.2f} {value:>14.3e}"
+    )
+  return '\n'.join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--games', default=','.join(DEFAULT_GAMES), help='comma-separated game specs')
+  parser.add_argument('--algorithms', default=','.join(solvers.ALGORITHMS),
+                      help=f'comma-separated, from {",".join(solvers.ALGORITHMS)}')
+  parser.add_argument('--iterations', default=None,
+                      help='N for every game, or game=N,... (default: ' +
+                      ', '.join(f'{g} {n}' for g, n in DEFAULT_ITERATIONS.items()) + ')')
+  parser.add_argument('--dtype', default='float32', choices=('float32', 'float64'))
+  parser.add_argument('--out', default=os.path.join('experiments', 'results'))
+  args = parser.parse_args(argv)
+
+  games = parse_list(args.games)
+  algorithms = parse_list(args.algorithms)
+  unknown = [a for a in algorithms if a not in solvers.ALGORITHMS]
+  if unknown:
+    parser.error(f'unknown algorithms {unknown}; choose from {list(solvers.ALGORITHMS)}')
+  iterations = parse_iterations(args.iterations, games)
+  if args.dtype == 'float64':
+    jax.config.update('jax_enable_x64', True)
+  os.makedirs(args.out, exist_ok=True)
+  log(f'jax {jax.__version__} on {jax.devices()[0].platform}, dtype {args.dtype}')
+
+  evaluate = exploitability_fn()
+  results = []
+  for name in games:
+    start = time.perf_counter()
+    game = jax.block_until_ready(compiler.compile_game(name, dtype=args.dtype))
+    log(f'{name}: compiled {game.num_histories:,} histories, {game.num_infosets:,} infosets '
+        f'in {time.perf_counter() - start:.1f} s')
+    curves = {}
+    for algorithm in algorithms:
+      rows, jit_seconds = solve_curve(game, algorithm, iterations[name], evaluate)
+      curves[algorithm] = rows
+      results.append(dict(game=name, algorithm=algorithm, rows=rows, jit_seconds=jit_seconds))
+      iteration, seconds, value = rows[-1]
+      log(f'  {algorithm:<6} {iteration} iterations in {seconds:.2f} s (jit {jit_seconds:.1f} s), '
+          f'exploitability {value:.3e}')
+    path = os.path.join(args.out, f'convergence_{name}.png')
+    plot(name, curves, path)
+    log(f'  wrote {path}')
+
+  path = os.path.join(args.out, 'convergence.csv')
+  with open(path, 'w', newline='') as handle:
+    writer = csv.writer(handle)
+    writer.writerow(('game', 'algorithm', 'iteration', 'seconds', 'exploitability'))
+    for r in results:
+      for iteration, seconds, value in r['rows']:
+        writer.writerow((r['game'], r['algorithm'], iteration, f'{seconds:.6g}', f'{value:.6e}'))
+  log(f'wrote {path}')
+  print(summary_table(results))
+
+
+if __name__ == '__main__':
+  main()

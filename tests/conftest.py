@@ -1,0 +1,38 @@
+"""Shared fixtures. Tests run with float64 available (`jax_enable_x64`); the
+compiled games choose their dtype explicitly."""
+
+import functools
+
+import jax
+
+jax.config.update('jax_enable_x64', True)
+
+import jax.numpy as jnp  # noqa: E402
+import pytest  # noqa: E402
+
+import jaxcfr  # noqa: E402
+
+
+@functools.cache
+def compiled(spec: str, dtype: str = 'float64') -> jaxcfr.CompiledGame:
+  """Compiles each (spec, dtype) once per test session."""
+  return jaxcfr.compile_game(spec, dtype=jnp.dtype(dtype))
+
+
+@pytest.fixture
+def kuhn64():
+  return compiled('kuhn')
+
+
+@pytest.fixture
+def leduc64():
+  return compiled('leduc')
+
+
+@functools.cache
+def jitted_run(solver: jaxcfr.Solver):
+  return jax.jit(lambda state, game, n: jaxcfr.run(solver, state, game, n))
+
+
+def solve(solver: jaxcfr.Solver, game: jaxcfr.CompiledGame, iterations: int) -> jaxcfr.CFRState:
+  return jitted_run(solver)(solver.init(game), game, iterations)
