@@ -1,10 +1,13 @@
 """Compiles a game tree, once, on the host, into depth-sliced arrays.
 
 Glossary of shapes: P players, I information states (infosets), A distinct
-actions, D depths, H_d histories at depth d, W_d the fan-out of depth d (the
-most children any history at depth d has: actions at decision histories,
-outcomes at chance histories). Padding is per depth, so a wide chance layer
-(Leduc deals 6 cards) does not widen the betting layers.
+actions, L the most legal actions of any infoset, D depths, H_d histories at
+depth d, W_d the fan-out of depth d (the most children any history at depth
+d has: legal actions at decision histories, outcomes at chance histories).
+Children are numbered by slot (the position of the action in the legal
+list), so padding is per depth and a wide chance layer (Leduc deals 6 cards)
+does not widen the betting layers, nor do 13 action ids widen a layer where
+only 3 bids are still legal.
 
 Histories at depth d + 1 are the children of depth d in parent order, so a
 top-down pass is a gather from the flattened `[H_d * W_d]` products of depth
@@ -63,14 +66,22 @@ class CompiledGame:
   Per-depth fields are tuples with one array per depth `d = 0 .. D-1`.
   """
 
-  infoset: tuple[jax.Array, ...]  # [H_d] int32: infoset of a decision history, I otherwise
+  # [H_d] int32, the row of `transition table` a history reads: its infoset at decision histories,
+  # I at terminals, I + 1 + c at chance histories with the c-th distinct chance distribution.
+  row: tuple[jax.Array, ...]
   player: tuple[jax.Array, ...]  # [H_d] int32: actor, CHANCE_PLAYER or TERMINAL_PLAYER
-  chance_prob: tuple[jax.Array, ...]  # [H_d, W_d]: outcome probabilities at chance histories, else 0
   child: tuple[jax.Array, ...]  # [H_d, W_d] int32: child index in depth d + 1, H_{d+1} if none
   parent: tuple[jax.Array, ...]  # [H_d] int32: parent index * W_{d-1} + column (0 at depth 0)
   utility: tuple[jax.Array, ...]  # [H_d, P]: returns at terminal histories, else 0
   infoset_player: jax.Array  # [I] int32
   legal_mask: jax.Array  # [I, A] bool
+  chance_table: jax.Array  # [C, W_c]: the distinct chance distributions, by outcome position
+  legal_actions: jax.Array  # [I, L] int32: the legal action ids in order (slots), A pads
+  action_slot: jax.Array  # [I, A] int32: the slot of each legal action, L for illegal ones
+  # Per depth [I_d, K_d] int32: the histories (index in depth d; H_d pads) of each infoset of depth
+  # d, when every infoset lies at one depth and infosets are numbered depth by depth (then sums over
+  # an infoset's histories are gathers, not scatters). Empty otherwise.
+  members: tuple[jax.Array, ...]
   # Static.
   num_players: int
   num_actions: int
@@ -78,6 +89,7 @@ class CompiledGame:
   widths: tuple[int, ...]  # W_d
   player_depths: tuple[tuple[int, ...], ...]  # per player, the depths where it acts
   depth_consistent: bool  # every infoset's histories share one depth
+  infoset_offsets: tuple[int, ...]  # [D + 1]: infosets of depth d are offsets[d]:offsets[d+1] (with members)
   info: GameInfo
 
   @property
@@ -109,17 +121,27 @@ class CompiledGame:
 
 
 _DATA_FIELDS = (
-    'infoset',
+    'row',
     'player',
-    'chance_prob',
     'child',
     'parent',
     'utility',
     'infoset_player',
     'legal_mask',
+    'chance_table',
+    'legal_actions',
+    'action_slot',
+    'members',
 )
 _META_FIELDS = (
-    'num_players', 'num_actions', 'depth_sizes', 'widths', 'player_depths', 'depth_consistent', 'info'
+    'num_players',
+    'num_actions',
+    'depth_sizes',
+    'widths',
+    'player_depths',
+    'depth_consistent',
+    'infoset_offsets',
+    'info',
 )
 jax.tree_util.register_dataclass(CompiledGame, data_fields=list(_DATA_FIELDS), meta_fields=list(_META_FIELDS))
 
@@ -213,10 +235,10 @@ def compile_game(
         depth_consistent &= infoset_depth[infoset] == depth
       current.player.append(player)
       current.infoset.append(infoset)
-      current.children.append(tuple((action, None) for action in legal))
-      for action in legal:
+      current.children.append(tuple((slot, None) for slot in range(len(legal))))
+      for slot, action in enumerate(legal):
         following.states.append(state.child(action))
-        following.parent.append((index, action))
+        following.parent.append((index, slot))
     current.states = None  # release the states of finished depths
     layers.append(current)
     total += len(following.states)
@@ -229,63 +251,114 @@ def compile_game(
       progress(depth, total)
     current = following
 
+  keys = list(infoset_ids)  # insertion order = infoset id order
+  if depth_consistent:
+    # Number infosets depth by depth (stable), so each depth owns a contiguous block.
+    order = sorted(range(len(keys)), key=lambda i: infoset_depth[i])
+    renumber = np.empty(len(keys), np.int64)
+    renumber[order] = np.arange(len(keys))
+    keys = [keys[i] for i in order]
+    infoset_player = [infoset_player[i] for i in order]
+    infoset_legal = [infoset_legal[i] for i in order]
+    infoset_depth = [infoset_depth[i] for i in order]
+    for layer in layers:
+      layer.infoset = [int(renumber[i]) if i >= 0 else -1 for i in layer.infoset]
   return _assemble(
-      str(game), layers, infoset_ids, infoset_player, infoset_legal, num_players, num_actions, dtype,
-      depth_consistent,
+      str(game), layers, keys, infoset_player, infoset_legal, infoset_depth, num_players, num_actions,
+      dtype, depth_consistent,
   )
 
 
+def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndarray | None:
+  """`[count, K]` history indices of infosets start..start+count-1 at one depth (`padding` fills),
+  or None if padding would more than quadruple the work."""
+  local = row_d - start
+  decision = np.nonzero((local >= 0) & (local < count))[0]
+  if count == 0:
+    return np.zeros((0, 1), np.int32)
+  sizes = np.bincount(local[decision], minlength=count)
+  width = int(sizes.max())
+  if count * width > 4 * len(decision) + 1024:
+    return None
+  order = decision[np.argsort(local[decision], kind='stable')]
+  slot = np.arange(len(order)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+  table = np.full((count, width), padding, np.int32)
+  table[local[order], slot] = order
+  return table
+
+
 def _assemble(
-    name, layers, infoset_ids, infoset_player, infoset_legal, num_players, num_actions, dtype,
+    name, layers, keys, infoset_player, infoset_legal, infoset_depth, num_players, num_actions, dtype,
     depth_consistent,
 ) -> CompiledGame:
   num_infosets = len(infoset_player)
   sizes = tuple(len(layer.player) for layer in layers)
   widths = tuple(max([c[-1][0] + 1 for c in layer.children if c] + [1]) for layer in layers)
-  infoset, player, chance_prob, child, parent, utility = [], [], [], [], [], []
+  distributions: dict[tuple[float, ...], int] = {}  # chance distribution -> chance row
+  row, player, child, parent, utility = [], [], [], [], []
   for d, layer in enumerate(layers):
     h, w = sizes[d], widths[d]
     player_d = np.asarray(layer.player, np.int32)
-    infoset_d = np.asarray(layer.infoset, np.int32)
-    infoset_d[infoset_d < 0] = num_infosets
-    prob_d = np.zeros((h, w), np.float64)
+    row_d = np.asarray(layer.infoset, np.int32)
+    row_d[row_d < 0] = num_infosets
+    row_d[row_d < 0] = num_infosets
     child_d = np.full((h, w), sizes[d + 1] if d + 1 < len(sizes) else 0, np.int32)
     utility_d = np.zeros((h, num_players), np.float64)
     next_parent = layers[d + 1].parent if d + 1 < len(layers) else []
     for j, (i, column) in enumerate(next_parent):
       child_d[i, column] = j
     for i, children in enumerate(layer.children):
-      for column, p in children:
-        if p is not None:
-          prob_d[i, column] = p
+      if player_d[i] == base.CHANCE_PLAYER:
+        distribution = tuple(p for _, p in children)
+        row_d[i] = num_infosets + 1 + distributions.setdefault(distribution, len(distributions))
       if layer.utility[i] is not None:
         utility_d[i] = layer.utility[i]
     if d == 0:
       parent_d = np.zeros((h,), np.int32)
     else:
       parent_d = np.asarray([i * widths[d - 1] + column for i, column in layer.parent], np.int32)
-    infoset.append(infoset_d)
+    row.append(row_d)
     player.append(player_d)
-    chance_prob.append(prob_d)
     child.append(child_d)
     parent.append(parent_d)
     utility.append(utility_d)
   legal_mask = np.zeros((num_infosets, num_actions), bool)
+  max_legal = max([len(legal) for legal in infoset_legal] + [1])
+  legal_actions = np.full((num_infosets, max_legal), num_actions, np.int32)
+  action_slot = np.full((num_infosets, num_actions), max_legal, np.int32)
   for i, legal in enumerate(infoset_legal):
     legal_mask[i, list(legal)] = True
-  keys = tuple(infoset_ids)  # insertion order = infoset id order
-  info = GameInfo(name, keys, (num_players, num_actions, sizes, widths))
+    legal_actions[i, : len(legal)] = legal
+    action_slot[i, list(legal)] = np.arange(len(legal))
+  chance_width = max([len(p) for p in distributions] + [1])
+  chance_table = np.zeros((len(distributions), chance_width))
+  for distribution, c in distributions.items():
+    chance_table[c, : len(distribution)] = distribution
+  counts = np.bincount(np.asarray(infoset_depth, np.int64), minlength=len(layers))[: len(layers)]
+  offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
+  members = []
+  if depth_consistent:
+    for d in range(len(layers)):
+      table = _members(row[d], offsets[d], int(counts[d]), sizes[d])
+      if table is None:
+        members = []
+        break
+      members.append(table)
+  info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths))
   as_int = lambda arrays: tuple(jnp.asarray(a, jnp.int32) for a in arrays)  # noqa: E731
   as_float = lambda arrays: tuple(jnp.asarray(a, dtype) for a in arrays)  # noqa: E731
   return CompiledGame(
-      infoset=as_int(infoset),
+      row=as_int(row),
       player=as_int(player),
-      chance_prob=as_float(chance_prob),
       child=as_int(child),
       parent=as_int(parent),
       utility=as_float(utility),
       infoset_player=jnp.asarray(infoset_player, jnp.int32).reshape(num_infosets),
       legal_mask=jnp.asarray(legal_mask),
+      chance_table=jnp.asarray(chance_table, dtype),
+      legal_actions=jnp.asarray(legal_actions).reshape(num_infosets, max_legal),
+      action_slot=jnp.asarray(action_slot).reshape(num_infosets, num_actions),
+      members=as_int(members),
       num_players=num_players,
       num_actions=num_actions,
       depth_sizes=sizes,
@@ -294,6 +367,7 @@ def _assemble(
           tuple(d for d, layer in enumerate(layers) if p in layer.player) for p in range(num_players)
       ),
       depth_consistent=bool(depth_consistent),
+      infoset_offsets=offsets if members else (),
       info=info,
   )
 

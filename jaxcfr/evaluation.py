@@ -51,7 +51,7 @@ def exploitability(game: CompiledGame, policy: jax.Array) -> jax.Array:
 
 
 def _best_response(game: CompiledGame, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
-  """Best-response value of `player` and its action per infoset (`[I]` int32).
+  """Best-response value of `player` and its action id per infoset (`[I]` int32).
 
   Bottom-up: at `player`'s infosets, Q(I, a) = sum over h in I of the
   opponents' and chance's reach of h times v(h.a), and every h in I takes
@@ -65,12 +65,15 @@ def _best_response(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
   factors = [jnp.where(a[:, None], 1, p)[..., None] for a, p in zip(acting, probs, strict=True)]
   reach = [r[:, 0] for r in tree.top_down(game, factors, jnp.ones((1,), policy.dtype))]
   num_infosets = game.num_infosets
-  width = max(*game.widths, game.num_actions)
-  legal = jnp.zeros((num_infosets + 1, width), bool).at[:-1, : game.num_actions].set(game.legal_mask)
+  num_slots = game.legal_actions.shape[-1]
+  width = max(*game.widths, num_slots)
+  slot_legal = game.legal_actions < game.num_actions  # [I, L]
+  legal = jnp.zeros((num_infosets + 1, width), bool).at[:-1, :num_slots].set(slot_legal)
 
   def one_pass(previous_choice):
     q = jnp.zeros((num_infosets + 1, width), policy.dtype)
     choice_ext = jnp.concatenate([previous_choice, jnp.zeros((1,), jnp.int32)])
+    blocks = {}  # depth -> [I_d] choices (members path)
     values = game.utility[-1][:, player]
     for d in reversed(range(game.num_depths - 1)):
       below = tree.child_values(game, d, values)  # [H_d, W_d]
@@ -79,23 +82,36 @@ def _best_response(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
         values = on_policy
         continue
       w = game.widths[d]
-      q_d = jax.ops.segment_sum(
-          jnp.where(acting[d], reach[d], 0)[:, None] * below, game.infoset[d], num_infosets + 1
-      )
-      q = q.at[:, :w].add(q_d)
-      if game.depth_consistent:
-        best = jnp.argmax(jnp.where(legal[:, :w], q_d, -jnp.inf), axis=-1)
-        taken = best[game.infoset[d]]
+      weighted = jnp.where(acting[d], reach[d], 0)[:, None] * below  # [H_d, W_d]
+      if game.members:  # infosets of depth d are a block: Q by gather, choose here
+        start, stop = game.infoset_offsets[d], game.infoset_offsets[d + 1]
+        q_d = tree.depth_infoset_sums(game, d, weighted)  # [I_d, W_d]
+        best = jnp.argmax(jnp.where(legal[start:stop, :w], q_d, -jnp.inf), axis=-1)
+        taken = best[jnp.clip(game.row[d] - start, 0, stop - start - 1)]
+        blocks[d] = best.astype(jnp.int32)
       else:
-        taken = choice_ext[game.infoset[d]]
+        q_d = jax.ops.segment_sum(weighted, game.row[d], num_infosets + 1)  # [I + 1, W_d]
+        q = q.at[:, :w].add(q_d)
+        if game.depth_consistent:
+          taken = jnp.argmax(jnp.where(legal[:, :w], q_d, -jnp.inf), axis=-1)[game.row[d]]
+        else:
+          taken = choice_ext[game.row[d]]
       best_value = jnp.take_along_axis(below, jnp.minimum(taken, w - 1)[:, None], axis=-1)[:, 0]
       values = jnp.where(acting[d], best_value, on_policy)
     choice = jnp.argmax(jnp.where(legal, q, -jnp.inf), axis=-1)[:-1].astype(jnp.int32)
+    if game.members:
+      offsets = game.infoset_offsets
+      choice = jnp.concatenate(
+          [blocks.get(d, choice[offsets[d] : offsets[d + 1]]) for d in range(game.num_depths)]
+      )
     return values[0], choice
 
-  initial = jnp.argmax(game.legal_mask, axis=-1).astype(jnp.int32)
+  initial = jnp.zeros((num_infosets,), jnp.int32)  # slot 0 is always legal
   if game.depth_consistent:
-    return one_pass(initial)
-  # Infosets of own-sequence length k are exact after (max length - k + 1) passes.
-  choice = jax.lax.fori_loop(0, game.num_depths, lambda _, c: one_pass(c)[1], initial)
-  return one_pass(choice)
+    value, choice = one_pass(initial)
+  else:
+    # Infosets of own-sequence length k are exact after (max length - k + 1) passes.
+    choice = jax.lax.fori_loop(0, game.num_depths, lambda _, c: one_pass(c)[1], initial)
+    value, choice = one_pass(choice)
+  action = jnp.take_along_axis(game.legal_actions, choice[:, None], axis=1)[:, 0]
+  return value, action

@@ -142,9 +142,9 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
       for a, p in zip(acting, probs, strict=True)
   ]
   reach = tree.top_down(game, factors, jnp.ones((2,), policy.dtype))  # [H_d, 2]: own, others
-  num_infosets, num_actions = policy.shape
+  num_slots = game.legal_actions.shape[-1]
   values = game.utility[-1][:, player]
-  rows, segments = [], []
+  rows = {}
   for d in reversed(range(game.num_depths - 1)):
     below = tree.child_values(game, d, values)  # [H_d, W_d]
     values = game.utility[d][:, player] + (probs[d] * below).sum(-1)
@@ -153,19 +153,12 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
     own = jnp.where(acting[d], reach[d][:, 0], 0)
     others = jnp.where(acting[d], reach[d][:, 1], 0)
     both = jnp.stack([others[:, None] * (below - values[:, None]), own[:, None] * probs[d]], axis=-1)
-    rows.append(_fit_columns(both, num_actions))  # [H_d, A, 2]
-    segments.append(game.infoset[d])
-  sums = jax.ops.segment_sum(jnp.concatenate(rows), jnp.concatenate(segments), num_infosets + 1)
-  legal = game.legal_mask
-  return jnp.where(legal, sums[:-1, :, 0], 0), jnp.where(legal, sums[:-1, :, 1], 0)
-
-
-def _fit_columns(rows: jax.Array, num_actions: int) -> jax.Array:
-  """`[H, W, ...]` cut or zero-padded to `[H, A, ...]`."""
-  width = rows.shape[1]
-  if width >= num_actions:
-    return rows[:, :num_actions]
-  return jnp.pad(rows, [(0, 0), (0, num_actions - width)] + [(0, 0)] * (rows.ndim - 2))
+    rows[d] = both  # [H_d, W_d, 2]
+  if not rows:
+    zeros = jnp.zeros(game.legal_mask.shape, policy.dtype)
+    return zeros, zeros
+  sums = tree.to_actions(game, tree.infoset_sums(game, rows, num_slots))  # [I, A, 2]
+  return sums[..., 0], sums[..., 1]
 
 
 # The family.

@@ -1,6 +1,8 @@
 """Top-down and bottom-up passes over a `CompiledGame` (shapes as in `compiler`).
 
 A policy is `[I, A]`: probabilities over action ids, zero on illegal actions.
+Inside the passes, decision histories index their children by slot (see
+`compiler`); `to_slots` and `to_actions` convert between the two layouts.
 """
 
 from __future__ import annotations
@@ -11,15 +13,37 @@ import jax.numpy as jnp
 from jaxcfr.compiler import CompiledGame
 
 
+def gather(values: jax.Array, index: jax.Array) -> jax.Array:
+  """`values[index]` along axis 0 for indices the compiler guarantees in bounds
+  (skips XLA's clamping, which costs measurably in these gather-bound passes)."""
+  return values.at[index].get(mode='promise_in_bounds')
+
+
+def to_slots(game: CompiledGame, values: jax.Array) -> jax.Array:
+  """`[I, A, ...]` by action id -> `[I, L, ...]` by legal slot (0 past the legal ones)."""
+  padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)
+  index = game.legal_actions.reshape(game.legal_actions.shape + (1,) * (values.ndim - 2))
+  return jnp.take_along_axis(padded, index, axis=1)
+
+
+def to_actions(game: CompiledGame, values: jax.Array) -> jax.Array:
+  """`[I, L, ...]` by legal slot -> `[I, A, ...]` by action id (0 on illegal actions)."""
+  padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)
+  index = game.action_slot.reshape(game.action_slot.shape + (1,) * (values.ndim - 2))
+  return jnp.take_along_axis(padded, index, axis=1)
+
+
 def transition_probs(game: CompiledGame, policy: jax.Array) -> list[jax.Array]:
-  """Per depth `[H_d, W_d]`: the policy's action probabilities at decision
-  histories, chance probabilities at chance histories, zeros at terminals."""
-  width = max(*game.widths, game.num_actions)
-  table = jnp.zeros((game.num_infosets + 1, width), policy.dtype)  # last row: non-decision histories
-  table = table.at[:-1, : game.num_actions].set(policy)
-  return [
-      game.chance_prob[d] + table[:, : game.widths[d]][game.infoset[d]] for d in range(game.num_depths)
-  ]
+  """Per depth `[H_d, W_d]`: the policy's probabilities at decision histories
+  (by slot), chance probabilities at chance histories, zeros at terminals."""
+  slots = to_slots(game, policy)  # [I, L]
+  chance = game.chance_table.astype(policy.dtype)  # [C, W_c]
+  width = max(*game.widths, slots.shape[1], chance.shape[1])
+  table = jnp.concatenate([  # [I + 1 + C, width]: see `CompiledGame.row`
+      jnp.pad(slots, ((0, 1), (0, width - slots.shape[1]))),
+      jnp.pad(chance, ((0, 0), (0, width - chance.shape[1]))),
+  ])
+  return [gather(table[:, : game.widths[d]], game.row[d]) for d in range(game.num_depths)]
 
 
 def top_down(game: CompiledGame, factors: list[jax.Array], root: jax.Array) -> list[jax.Array]:
@@ -36,20 +60,70 @@ def top_down(game: CompiledGame, factors: list[jax.Array], root: jax.Array) -> l
   reach = [root[None, :]]
   for d in range(1, game.num_depths):
     edges = reach[-1][:, None, :] * factors[d - 1]  # [H_{d-1}, W_{d-1}, K]
-    reach.append(edges.reshape(-1, edges.shape[-1])[game.parent[d]])
+    reach.append(gather(edges.reshape(-1, edges.shape[-1]), game.parent[d]))
   return reach
 
 
 def child_values(game: CompiledGame, d: int, values_below: jax.Array) -> jax.Array:
   """`[H_d, W_d, ...]` values of each child of depth d (zero where absent)."""
-  return jnp.take(values_below, game.child[d], axis=0, mode='fill', fill_value=0)
+  padded = jnp.concatenate([values_below, jnp.zeros_like(values_below[:1])])
+  return gather(padded, game.child[d])
 
 
 def expected_values(game: CompiledGame, policy: jax.Array) -> jax.Array:
   """`[P]` expected utility of each player when everyone plays `policy`."""
   probs = transition_probs(game, policy)
-  values = game.utility[-1]
+  return jnp.stack([player_values(game, probs, p)[0] for p in range(game.num_players)])
+
+
+def player_values(game: CompiledGame, probs: list[jax.Array], player: int) -> jax.Array:
+  """`[H_0]` value of the root for `player` under per-depth transition `probs`
+  (one scalar per history: faster on CPU than a `[H_d, P]` pass)."""
+  values = game.utility[-1][:, player]
   for d in reversed(range(game.num_depths - 1)):
-    below = child_values(game, d, values)  # [H_d, W_d, P]
-    values = game.utility[d] + jnp.einsum('hw,hwp->hp', probs[d], below)
-  return values[0]
+    values = game.utility[d][:, player] + (probs[d] * child_values(game, d, values)).sum(-1)
+  return values
+
+
+def fit_columns(rows: jax.Array, num_actions: int) -> jax.Array:
+  """`[H, W, ...]` cut or zero-padded to `[H, A, ...]`."""
+  width = rows.shape[1]
+  if width >= num_actions:
+    return rows[:, :num_actions]
+  return jnp.pad(rows, [(0, 0), (0, num_actions - width)] + [(0, 0)] * (rows.ndim - 2))
+
+
+def depth_infoset_sums(game: CompiledGame, d: int, rows: jax.Array) -> jax.Array:
+  """Sums `[H_d, ...]` rows over the histories of each infoset of depth d.
+
+  Returns `[I_d, ...]` for the infosets `infoset_offsets[d]:infoset_offsets[d+1]`
+  (needs `game.members`).
+  """
+  padded = jnp.concatenate([rows, jnp.zeros_like(rows[:1])])
+  return gather(padded, game.members[d]).sum(axis=1)
+
+
+def infoset_sums(game: CompiledGame, rows: dict[int, jax.Array], width: int) -> jax.Array:
+  """`[I, width, ...]` sums over each infoset's histories of per-depth `[H_d, W_d, ...]` rows.
+
+  Depths missing from `rows` contribute zeros; columns are cut or padded to
+  `width`. A gather per depth when the game has `members`, one segment-sum
+  otherwise.
+  """
+  sample = next(iter(rows.values()))
+  if game.members:
+    blocks = []
+    for d in range(game.num_depths):
+      count = game.infoset_offsets[d + 1] - game.infoset_offsets[d]
+      if d in rows:
+        blocks.append(fit_columns(depth_infoset_sums(game, d, rows[d]), width))
+      elif count:
+        blocks.append(jnp.zeros((count, width, *sample.shape[2:]), sample.dtype))
+    return jnp.concatenate(blocks)
+  depths = sorted(rows)
+  sums = jax.ops.segment_sum(
+      jnp.concatenate([fit_columns(rows[d], width) for d in depths]),
+      jnp.concatenate([game.row[d] for d in depths]),  # chance rows (> I) drop out
+      num_segments=game.num_infosets + 1,
+  )
+  return sums[:-1]

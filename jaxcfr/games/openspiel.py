@@ -59,6 +59,17 @@ def load(spec: str) -> OpenSpielGame:
   return OpenSpielGame(game, spec)
 
 
+def to_policy_dict(compiled, policy) -> dict[str, list[tuple[int, float]]]:
+  """`{information state: [(action, probability), ...]}` over legal actions,
+  the mapping `pyspiel.exploitability` and `pyspiel.nash_conv` accept."""
+  values = np.asarray(policy, np.float64)
+  legal = np.asarray(compiled.legal_mask)
+  return {
+      key: [(int(a), float(values[row, a])) for a in np.flatnonzero(legal[row])]
+      for row, key in enumerate(compiled.infoset_keys)
+  }
+
+
 def to_tabular_policy(compiled, policy, game):
   """An OpenSpiel `TabularPolicy` for `game` (pyspiel or `OpenSpielGame`)
   holding `policy` (`[I, A]`, rows keyed by `compiled.infoset_keys`)."""
