@@ -44,6 +44,7 @@ class CFRState(NamedTuple):
   cumulative_regret: jax.Array  # [I, A]
   cumulative_policy: jax.Array  # [I, A]: weighted sum of reach-weighted current policies
   prediction: jax.Array  # [I, A]: latest instantaneous regret (predictive rules use it)
+  policy_compensation: jax.Array  # [I, A]: Kahan compensation of `cumulative_policy`
 
 
 class Solver(NamedTuple):
@@ -182,7 +183,7 @@ def cfr_family(
 
   def init(game: CompiledGame) -> CFRState:
     zeros = jnp.zeros(game.legal_mask.shape, game.dtype)
-    return CFRState(jnp.zeros((), jnp.int32), zeros, zeros, zeros)
+    return CFRState(jnp.zeros((), jnp.int32), zeros, zeros, zeros, zeros)
 
   def current_policy(state: CFRState, game: CompiledGame) -> jax.Array:
     regret = state.cumulative_regret + state.prediction if predictive else state.cumulative_regret
@@ -193,6 +194,7 @@ def cfr_family(
     dtype = state.cumulative_policy.dtype
     keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(averaging_power, dtype))
     cumulative_policy = state.cumulative_policy * keep
+    compensation = state.policy_compensation * keep
     groups = [[p] for p in range(game.num_players)] if alternating else [list(range(game.num_players))]
     for players in groups:
       policy = current_policy(state, game)
@@ -200,16 +202,24 @@ def cfr_family(
       for player in players:
         regret, reach_policy = player_regrets(game, policy, player)
         instant = instant + regret
-        cumulative_policy = cumulative_policy + reach_policy
+        cumulative_policy, compensation = _compensated_add(cumulative_policy, compensation, reach_policy)
       rows = jnp.isin(game.infoset_player, jnp.asarray(players))[:, None]
       cumulative_regret, _ = regret_transform(state.cumulative_regret, instant, t)
       state = state._replace(
           cumulative_regret=jnp.where(rows, cumulative_regret, state.cumulative_regret),
           prediction=jnp.where(rows, instant, state.prediction),
       )
-    return state._replace(iteration=t, cumulative_policy=cumulative_policy)
+    return state._replace(iteration=t, cumulative_policy=cumulative_policy, policy_compensation=compensation)
 
   return Solver(init, update, current_policy)
+
+
+def _compensated_add(total: jax.Array, compensation: jax.Array, value: jax.Array):
+  """Kahan summation: the average strategy sums millions of small terms, which
+  plain float32 addition would round away once the total is large."""
+  corrected = value - compensation
+  new_total = total + corrected
+  return new_total, (new_total - total) - corrected
 
 
 def cfr(alternating: bool = True) -> Solver:
