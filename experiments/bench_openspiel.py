@@ -45,8 +45,8 @@ JAXCFR_ALGORITHMS = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
 CPP_SOLVERS = {'cfr': 'CFRSolver', 'cfr+': 'CFRPlusSolver'}
 # JaxCFR's constructor flags: its default is CFR+; with both off it is vanilla CFR.
 OPENSPIEL_JAX_CONFIGS = {
-    'cfr+': dict(regret_matching_plus=True, alternating_updates=True, linear_averaging=True),
-    'cfr': dict(regret_matching_plus=False, alternating_updates=True, linear_averaging=False),
+  'cfr+': dict(regret_matching_plus=True, alternating_updates=True, linear_averaging=True),
+  'cfr': dict(regret_matching_plus=False, alternating_updates=True, linear_averaging=False),
 }
 IMPLEMENTATIONS = ('jaxcfr', 'openspiel-cpp', 'openspiel-jax')
 DEFAULT_TARGETS = (1e-3, 1e-4, 1e-5)
@@ -229,28 +229,41 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
   os_game = pyspiel.load_game(OPENSPIEL_NAMES.get(name, name))
   start = time.perf_counter()
   compiled = jax.block_until_ready(compiler.compile_game(name, dtype=args.dtype))
-  info = dict(game=name, openspiel_game=str(os_game), histories=compiled.num_histories,
-              infosets=compiled.num_infosets, jaxcfr_compile_game_seconds=time.perf_counter() - start)
-  log(f'{name}: {compiled.num_histories:,} histories, {compiled.num_infosets:,} infosets, '
-      f'compile_game {info["jaxcfr_compile_game_seconds"]:.1f} s')
+  info = dict(
+    game=name,
+    openspiel_game=str(os_game),
+    histories=compiled.num_histories,
+    infosets=compiled.num_infosets,
+    jaxcfr_compile_game_seconds=time.perf_counter() - start,
+  )
+  log(
+    f'{name}: {compiled.num_histories:,} histories, {compiled.num_infosets:,} infosets, '
+    f'compile_game {info["jaxcfr_compile_game_seconds"]:.1f} s'
+  )
   evaluate = None
   if 'jaxcfr' in args.implementations:
     start = time.perf_counter()
     state = solvers.ALGORITHMS['cfr']().init(compiled)
-    evaluate = jax.jit(
-        lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game))
-    ).lower(state, compiled).compile()
+    evaluate = (
+      jax.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
+      .lower(state, compiled)
+      .compile()
+    )
     info['jaxcfr_exploitability_jit_seconds'] = time.perf_counter() - start
 
   plan = []
   if 'jaxcfr' in args.implementations:
     plan += [('jaxcfr', a, lambda a=a: JaxcfrRunner(compiled, a, evaluate)) for a in args.algorithms]
   if 'openspiel-cpp' in args.implementations:
-    plan += [('openspiel-cpp', a, lambda a=a: OpenSpielCppRunner(os_game, a))
-             for a in CPP_SOLVERS if a in args.algorithms]
+    plan += [
+      ('openspiel-cpp', a, lambda a=a: OpenSpielCppRunner(os_game, a))
+      for a in CPP_SOLVERS
+      if a in args.algorithms
+    ]
   if 'openspiel-jax' in args.implementations:
-    plan += [('openspiel-jax', a, lambda a=a: OpenSpielJaxRunner(os_game, a))
-             for a in args.openspiel_jax_algorithms]
+    plan += [
+      ('openspiel-jax', a, lambda a=a: OpenSpielJaxRunner(os_game, a)) for a in args.openspiel_jax_algorithms
+    ]
 
   rows = []
   for implementation, algorithm, make in plan:
@@ -267,8 +280,10 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
       row.update(measure(runner, args))
       if implementation == 'jaxcfr' and args.check:
         row['final_exploitability_openspiel'] = openspiel_check(compiled, runner, os_game)
-        log(f'  jaxcfr {algorithm}: OpenSpiel recomputes exploitability '
-            f'{row["final_exploitability_openspiel"]:.3e}')
+        log(
+          f'  jaxcfr {algorithm}: OpenSpiel recomputes exploitability '
+          f'{row["final_exploitability_openspiel"]:.3e}'
+        )
     except Exception as error:
       row['unavailable'] = short_error(error)
       log(f'  {implementation} {algorithm}: failed: {row["unavailable"]}')
@@ -307,22 +322,24 @@ def ratio_cell(other: float | None, ours: float | None, budget: float) -> str:
 def markdown(infos: list[dict], rows: list[dict], args) -> str:
   targets = [str(t) for t in args.targets]
   lines = [
-      f'# jaxcfr vs OpenSpiel ({datetime.datetime.now().isoformat(timespec="seconds")})',
-      '',
-      f'jax {jax.__version__} ({jax.devices()[0].platform}, {os.cpu_count()} CPUs visible; JAX may use '
-      f'several threads, OpenSpiel C++ uses one), open_spiel {openspiel_version()}, '
-      f'jaxcfr dtype {args.dtype}, OpenSpiel C++ float64. Budget {args.budget:g} s per run, '
-      f'{args.repeats} repeats, exploitability checked every x{args.growth:g} iterations (excluded from '
-      'solve time). × = OpenSpiel time / jaxcfr time for the same algorithm (> 1: jaxcfr faster).',
-      '',
+    f'# jaxcfr vs OpenSpiel ({datetime.datetime.now().isoformat(timespec="seconds")})',
+    '',
+    f'jax {jax.__version__} ({jax.devices()[0].platform}, {os.cpu_count()} CPUs visible; JAX may use '
+    f'several threads, OpenSpiel C++ uses one), open_spiel {openspiel_version()}, '
+    f'jaxcfr dtype {args.dtype}, OpenSpiel C++ float64. Budget {args.budget:g} s per run, '
+    f'{args.repeats} repeats, exploitability checked every x{args.growth:g} iterations (excluded from '
+    'solve time). × = OpenSpiel time / jaxcfr time for the same algorithm (> 1: jaxcfr faster).',
+    '',
   ]
   for info in infos:
     extra = ''
     if 'jaxcfr_exploitability_jit_seconds' in info:
       extra = f', exploitability jit {info["jaxcfr_exploitability_jit_seconds"]:.1f} s'
-    lines.append(f'- {info["game"]} ({info["openspiel_game"]}): {info["histories"]:,} histories, '
-                 f'{info["infosets"]:,} infosets; jaxcfr compile_game '
-                 f'{info["jaxcfr_compile_game_seconds"]:.1f} s{extra}')
+    lines.append(
+      f'- {info["game"]} ({info["openspiel_game"]}): {info["histories"]:,} histories, '
+      f'{info["infosets"]:,} infosets; jaxcfr compile_game '
+      f'{info["jaxcfr_compile_game_seconds"]:.1f} s{extra}'
+    )
   lines.append('')
   header = ['game', 'implementation', 'algorithm', 'setup s', 'ms/iter', '×']
   for target in targets:
@@ -330,13 +347,15 @@ def markdown(infos: list[dict], rows: list[dict], args) -> str:
   header += ['s/exploitability', '×', 'final exploitability (iters)']
   lines.append('| ' + ' | '.join(header) + ' |')
   lines.append('|' + '|'.join('---' for _ in header) + '|')
-  reference = {(r['game'], r['algorithm']): r for r in rows
-               if r['implementation'] == 'jaxcfr' and 'unavailable' not in r}
+  reference = {
+    (r['game'], r['algorithm']): r for r in rows if r['implementation'] == 'jaxcfr' and 'unavailable' not in r
+  }
   for r in rows:
     cells = [r['game'], r['implementation'], r['algorithm']]
     if 'unavailable' in r:
-      lines.append('| ' + ' | '.join(cells + [f'unavailable: {r["unavailable"]}'] +
-                                      [''] * (len(header) - 4)) + ' |')
+      lines.append(
+        '| ' + ' | '.join(cells + [f'unavailable: {r["unavailable"]}'] + [''] * (len(header) - 4)) + ' |'
+      )
       continue
     ours = reference.get((r['game'], r['algorithm'])) if r['implementation'] != 'jaxcfr' else None
     cells += [fmt_seconds(r['setup_seconds']), f'{r["ms_per_iteration"]["median"]:.4g}']
@@ -351,8 +370,11 @@ def markdown(infos: list[dict], rows: list[dict], args) -> str:
       else:
         cells.append('')
     cells.append(fmt_seconds(r['exploitability_seconds']['median']))
-    cells.append(fmt_ratio(r['exploitability_seconds']['median'] / ours['exploitability_seconds']['median'])
-                 if ours else '')
+    cells.append(
+      fmt_ratio(r['exploitability_seconds']['median'] / ours['exploitability_seconds']['median'])
+      if ours
+      else ''
+    )
     iteration, _, value = r['solve']['final']
     cells.append(f'{value:.3e} ({iteration})')
     lines.append('| ' + ' | '.join(cells) + ' |')
@@ -372,36 +394,58 @@ def parse_list(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-  parser.add_argument('--games', default=None,
-                      help='comma-separated: leduc, kuhn, liars_dice (default leduc)')
-  parser.add_argument('--algorithms', default=None,
-                      help=f'jaxcfr algorithms (default {",".join(JAXCFR_ALGORITHMS)}); OpenSpiel C++ runs '
-                      'those of cfr, cfr+ that are listed')
-  parser.add_argument('--openspiel-jax-algorithms', default='cfr+',
-                      help=f'JaxCFR configurations, from {",".join(OPENSPIEL_JAX_CONFIGS)} '
-                      '(default cfr+, its default)')
+  parser.add_argument(
+    '--games', default=None, help='comma-separated: leduc, kuhn, liars_dice (default leduc)'
+  )
+  parser.add_argument(
+    '--algorithms',
+    default=None,
+    help=f'jaxcfr algorithms (default {",".join(JAXCFR_ALGORITHMS)}); OpenSpiel C++ runs '
+    'those of cfr, cfr+ that are listed',
+  )
+  parser.add_argument(
+    '--openspiel-jax-algorithms',
+    default='cfr+',
+    help=f'JaxCFR configurations, from {",".join(OPENSPIEL_JAX_CONFIGS)} (default cfr+, its default)',
+  )
   parser.add_argument('--implementations', default=','.join(IMPLEMENTATIONS))
   parser.add_argument('--targets', default=','.join(f'{t:g}' for t in DEFAULT_TARGETS))
   parser.add_argument('--budget', type=float, default=None, help='solve seconds per run (default 60)')
   parser.add_argument('--repeats', type=int, default=None, help='timed chunks / evaluations (default 5)')
-  parser.add_argument('--chunk-seconds', type=float, default=None,
-                      help='length of one timed chunk for ms/iteration (default 0.5)')
+  parser.add_argument(
+    '--chunk-seconds',
+    type=float,
+    default=None,
+    help='length of one timed chunk for ms/iteration (default 0.5)',
+  )
   parser.add_argument('--max-chunk', type=int, default=100_000)
   parser.add_argument('--growth', type=float, default=2.0, help='checkpoint spacing factor (default 2)')
-  parser.add_argument('--dtype', default='float32', choices=('float32', 'float64'),
-                      help="jaxcfr's dtype; float64 also makes JaxCFR use float64")
-  parser.add_argument('--no-check', dest='check', action='store_false',
-                      help="skip recomputing jaxcfr's final exploitability with OpenSpiel")
-  parser.add_argument('--quick', action='store_true',
-                      help='smoke test: kuhn, cfr and cfr+, budget 1 s, 2 repeats of short chunks')
+  parser.add_argument(
+    '--dtype',
+    default='float32',
+    choices=('float32', 'float64'),
+    help="jaxcfr's dtype; float64 also makes JaxCFR use float64",
+  )
+  parser.add_argument(
+    '--no-check',
+    dest='check',
+    action='store_false',
+    help="skip recomputing jaxcfr's final exploitability with OpenSpiel",
+  )
+  parser.add_argument(
+    '--quick',
+    action='store_true',
+    help='smoke test: kuhn, cfr and cfr+, budget 1 s, 2 repeats of short chunks',
+  )
   parser.add_argument('--out', default=os.path.join('experiments', 'results'))
   args = parser.parse_args(argv)
 
   if args.quick:
     defaults = dict(games='kuhn', algorithms='cfr,cfr+', budget=1.0, repeats=2, chunk_seconds=0.05)
   else:
-    defaults = dict(games='leduc', algorithms=','.join(JAXCFR_ALGORITHMS), budget=60.0, repeats=5,
-                    chunk_seconds=0.5)
+    defaults = dict(
+      games='leduc', algorithms=','.join(JAXCFR_ALGORITHMS), budget=60.0, repeats=5, chunk_seconds=0.5
+    )
   for key, value in defaults.items():
     if getattr(args, key) is None:
       setattr(args, key, value)
@@ -410,10 +454,11 @@ def main(argv: list[str] | None = None) -> None:
   args.openspiel_jax_algorithms = parse_list(args.openspiel_jax_algorithms)
   args.implementations = parse_list(args.implementations)
   args.targets = sorted((float(t) for t in parse_list(args.targets)), reverse=True)
-  for value, known, flag in ((args.algorithms, JAXCFR_ALGORITHMS, '--algorithms'),
-                             (args.openspiel_jax_algorithms, tuple(OPENSPIEL_JAX_CONFIGS),
-                              '--openspiel-jax-algorithms'),
-                             (args.implementations, IMPLEMENTATIONS, '--implementations')):
+  for value, known, flag in (
+    (args.algorithms, JAXCFR_ALGORITHMS, '--algorithms'),
+    (args.openspiel_jax_algorithms, tuple(OPENSPIEL_JAX_CONFIGS), '--openspiel-jax-algorithms'),
+    (args.implementations, IMPLEMENTATIONS, '--implementations'),
+  ):
     unknown = [v for v in value if v not in known]
     if unknown:
       parser.error(f'{flag}: unknown {unknown}; choose from {list(known)}')
@@ -435,9 +480,19 @@ def main(argv: list[str] | None = None) -> None:
   with open(stem + '.md', 'w') as handle:
     handle.write(table)
   with open(stem + '.json', 'w') as handle:
-    json.dump(dict(settings=vars(args), jax=jax.__version__, backend=jax.devices()[0].platform,
-                   open_spiel=openspiel_version(), cpus=os.cpu_count(), games=infos, results=rows),
-              handle, indent=1)
+    json.dump(
+      dict(
+        settings=vars(args),
+        jax=jax.__version__,
+        backend=jax.devices()[0].platform,
+        open_spiel=openspiel_version(),
+        cpus=os.cpu_count(),
+        games=infos,
+        results=rows,
+      ),
+      handle,
+      indent=1,
+    )
   log(f'wrote {stem}.md and {stem}.json')
 
 

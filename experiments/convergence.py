@@ -103,8 +103,9 @@ def plot(game_name: str, curves: dict[str, list[tuple[int, float, float]]], path
     # Log axes: only positive values can be drawn.
     points = [(i, s, e) for i, s, e in rows if e > 0]
     by_iteration.plot([p[0] for p in points], [p[2] for p in points], marker='.', label=algorithm)
-    by_time.plot([p[1] for p in points if p[1] > 0], [p[2] for p in points if p[1] > 0], marker='.',
-                 label=algorithm)
+    by_time.plot(
+      [p[1] for p in points if p[1] > 0], [p[2] for p in points if p[1] > 0], marker='.', label=algorithm
+    )
   for axes, label in ((by_iteration, 'iterations'), (by_time, 'solve seconds')):
     axes.set_xscale('log')
     axes.set_yscale('log')
@@ -124,8 +125,8 @@ def summary_table(results: list[dict]) -> str:
   for r in results:
     iteration, seconds, value = r['rows'][-1]
     lines.append(
-        f"{r['game']:<12} {r['algorithm']:<9} {iteration:>10} {seconds:>9.3f} "
-        f"{1e3 * seconds / iteration:>9.4f} {r['jit_seconds']:>7.2f} {value:>14.3e}"
+      f'{r["game"]:<12} {r["algorithm"]:<9} {iteration:>10} {seconds:>9.3f} '
+      f'{1e3 * seconds / iteration:>9.4f} {r["jit_seconds"]:>7.2f} {value:>14.3e}'
     )
   return '\n'.join(lines)
 
@@ -133,11 +134,18 @@ def summary_table(results: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--games', default=','.join(DEFAULT_GAMES), help='comma-separated game specs')
-  parser.add_argument('--algorithms', default=','.join(solvers.ALGORITHMS),
-                      help=f'comma-separated, from {",".join(solvers.ALGORITHMS)}')
-  parser.add_argument('--iterations', default=None,
-                      help='N for every game, or game=N,... (default: ' +
-                      ', '.join(f'{g} {n}' for g, n in DEFAULT_ITERATIONS.items()) + ')')
+  parser.add_argument(
+    '--algorithms',
+    default=','.join(solvers.ALGORITHMS),
+    help=f'comma-separated, from {",".join(solvers.ALGORITHMS)}',
+  )
+  parser.add_argument(
+    '--iterations',
+    default=None,
+    help='N for every game, or game=N,... (default: '
+    + ', '.join(f'{g} {n}' for g, n in DEFAULT_ITERATIONS.items())
+    + ')',
+  )
   parser.add_argument('--dtype', default='float32', choices=('float32', 'float64'))
   parser.add_argument('--out', default=os.path.join('experiments', 'results'))
   args = parser.parse_args(argv)
@@ -158,16 +166,20 @@ def main(argv: list[str] | None = None) -> None:
   for name in games:
     start = time.perf_counter()
     game = jax.block_until_ready(compiler.compile_game(name, dtype=args.dtype))
-    log(f'{name}: compiled {game.num_histories:,} histories, {game.num_infosets:,} infosets '
-        f'in {time.perf_counter() - start:.1f} s')
+    log(
+      f'{name}: compiled {game.num_histories:,} histories, {game.num_infosets:,} infosets '
+      f'in {time.perf_counter() - start:.1f} s'
+    )
     curves = {}
     for algorithm in algorithms:
       rows, jit_seconds = solve_curve(game, algorithm, iterations[name], evaluate)
       curves[algorithm] = rows
       results.append(dict(game=name, algorithm=algorithm, rows=rows, jit_seconds=jit_seconds))
       iteration, seconds, value = rows[-1]
-      log(f'  {algorithm:<6} {iteration} iterations in {seconds:.2f} s (jit {jit_seconds:.1f} s), '
-          f'exploitability {value:.3e}')
+      log(
+        f'  {algorithm:<6} {iteration} iterations in {seconds:.2f} s (jit {jit_seconds:.1f} s), '
+        f'exploitability {value:.3e}'
+      )
     path = os.path.join(args.out, f'convergence_{name}.png')
     plot(name, curves, path)
     log(f'  wrote {path}')

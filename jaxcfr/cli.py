@@ -70,22 +70,33 @@ def build_parser() -> argparse.ArgumentParser:
   solve.add_argument('game', help="game spec, e.g. leduc, 'leduc(suit_isomorphism=True)', openspiel:NAME")
   solve.add_argument('--algorithm', default=DEFAULT_ALGORITHM, choices=ALGORITHM_NAMES)
   solve.add_argument(
-      '--iterations', type=_positive_int, help=f'total iterations (default {DEFAULT_ITERATIONS} without --seconds)'
+    '--iterations',
+    type=_positive_int,
+    help=f'total iterations (default {DEFAULT_ITERATIONS} without --seconds)',
   )
   solve.add_argument('--seconds', type=_positive_float, help='budget of solving seconds')
-  solve.add_argument('--eval-every', type=_positive_int, help='exact exploitability every K iterations '
-                     '(default: about 10 points per decade)')
+  solve.add_argument(
+    '--eval-every',
+    type=_positive_int,
+    help='exact exploitability every K iterations (default: about 10 points per decade)',
+  )
   solve.add_argument('--seed', type=int, default=0, help='PRNG seed (full-width solvers are deterministic)')
   solve.add_argument('--dtype', default='float32', choices=('float32', 'float64'))
   solve.add_argument('--devices', type=_positive_int, default=1, help='devices to use (full-width: 1)')
-  solve.add_argument('--simultaneous', action='store_true', help='simultaneous instead of alternating updates')
+  solve.add_argument(
+    '--simultaneous', action='store_true', help='simultaneous instead of alternating updates'
+  )
   solve.add_argument('--alpha', type=_finite_float, default=1.5, help='DCFR positive-regret discount (1.5)')
   solve.add_argument('--beta', type=_finite_float, default=0.0, help='DCFR negative-regret discount (0)')
   solve.add_argument('--gamma', type=_finite_float, default=2.0, help='DCFR averaging power (2)')
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   solve.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
-  solve.add_argument('--max-histories', type=_positive_int, default=50_000_000,
-                     help='refuse games with more histories than this')
+  solve.add_argument(
+    '--max-histories',
+    type=_positive_int,
+    default=50_000_000,
+    help='refuse games with more histories than this',
+  )
   solve.add_argument('--quiet', action='store_true', help='no progress bar')
   return parser
 
@@ -150,9 +161,14 @@ def _games(args) -> int:
 
   _check_writable(args.json, '--json')
   rows = [
-      {'name': name, 'aliases': list(entry.aliases), 'description': entry.description,
-       'num_histories': entry.sizes[0], 'num_infosets': entry.sizes[1]}
-      for name, entry in REGISTRY.items()
+    {
+      'name': name,
+      'aliases': list(entry.aliases),
+      'description': entry.description,
+      'num_histories': entry.sizes[0],
+      'num_infosets': entry.sizes[1],
+    }
+    for name, entry in REGISTRY.items()
   ]
   if args.json:
     _emit_json(args.json, {'games': rows})
@@ -160,7 +176,9 @@ def _games(args) -> int:
     print(f'{"game":<18}{"histories":>12}{"infosets":>10}  description')
     for row in rows:
       print(f'{row["name"]:<18}{row["num_histories"]:>12,}{row["num_infosets"]:>10,}  {row["description"]}')
-    print('\nParameters follow OpenSpiel syntax, e.g. leduc(suit_isomorphism=True); sizes are for the defaults.')
+    print(
+      '\nParameters follow OpenSpiel syntax, e.g. leduc(suit_isomorphism=True); sizes are for the defaults.'
+    )
     print('Any OpenSpiel game: openspiel:GAME_STRING (needs `pip install "jaxcfr[openspiel]"`).')
   return 0
 
@@ -176,7 +194,7 @@ def _eval_schedule(total: int | None, every: int | None):
   k = 1
   while True:
     yield k
-    k = max(k + 1, int(round(k * 10 ** 0.1)))
+    k = max(k + 1, int(round(k * 10**0.1)))
 
 
 def _solve(args) -> int:
@@ -213,22 +231,20 @@ def _solve(args) -> int:
   progress = _CompileProgress(enabled=not args.quiet)
   try:
     game, compile_seconds = compiler.timed_compile(
-        game_spec, dtype=jnp.dtype(args.dtype), max_histories=args.max_histories, progress=progress
+      game_spec, dtype=jnp.dtype(args.dtype), max_histories=args.max_histories, progress=progress
     )
   except jaxcfr.GameError as error:
     raise UsageError(str(error)) from None
   finally:
     progress.close()
   print(
-      f'{game.name}: {game.num_histories:,} histories, {game.num_infosets:,} infosets, '
-      f'{game.num_players} players; compiled in {compile_seconds:.2f} s',
-      file=log,
+    f'{game.name}: {game.num_histories:,} histories, {game.num_infosets:,} infosets, '
+    f'{game.num_players} players; compiled in {compile_seconds:.2f} s',
+    file=log,
   )
 
   run_chunk = jax.jit(lambda state, g, n: solvers.run(solver, state, g, n))
-  evaluate = jax.jit(
-      lambda state, g: _evaluate(evaluation, solvers.average_policy(state, g), g)
-  )
+  evaluate = jax.jit(lambda state, g: _evaluate(evaluation, solvers.average_policy(state, g), g))
   jit_start = time.perf_counter()
   state = solver.init(game)
   count = jnp.asarray(1, jnp.int32)
@@ -263,7 +279,7 @@ def _solve(args) -> int:
       done += steps
       per_iteration = elapsed / steps
       finished = (args.iterations is not None and done >= args.iterations) or (
-          args.seconds is not None and seconds >= args.seconds - 0.5 * per_iteration
+        args.seconds is not None and seconds >= args.seconds - 0.5 * per_iteration
       )
       if done >= next_eval or finished:
         nash_conv, _ = evaluate(state, game)
@@ -283,34 +299,34 @@ def _solve(args) -> int:
 
   nash_conv, values = (jax.device_get(x) for x in evaluate(state, game))
   result = {
-      'game': game.name,
-      'algorithm': args.algorithm,
-      'hyperparameters': hyperparameters,
-      'iterations': done,
-      'seconds': seconds,
-      'compile_seconds': compile_seconds,
-      'jit_seconds': jit_seconds,
-      'evaluation_seconds': evaluation_seconds,
-      'exploitability': float(nash_conv) / game.num_players,
-      'nash_conv': float(nash_conv),
-      'game_value': float(values[0]),
-      'values': [float(v) for v in values],
-      'num_players': game.num_players,
-      'num_histories': game.num_histories,
-      'num_infosets': game.num_infosets,
-      'devices': 1,
-      'backend': jax.default_backend(),
-      'dtype': args.dtype,
-      'seed': args.seed,
-      'version': jaxcfr.__version__,
-      'curve': curve,
+    'game': game.name,
+    'algorithm': args.algorithm,
+    'hyperparameters': hyperparameters,
+    'iterations': done,
+    'seconds': seconds,
+    'compile_seconds': compile_seconds,
+    'jit_seconds': jit_seconds,
+    'evaluation_seconds': evaluation_seconds,
+    'exploitability': float(nash_conv) / game.num_players,
+    'nash_conv': float(nash_conv),
+    'game_value': float(values[0]),
+    'values': [float(v) for v in values],
+    'num_players': game.num_players,
+    'num_histories': game.num_histories,
+    'num_infosets': game.num_infosets,
+    'devices': 1,
+    'backend': jax.default_backend(),
+    'dtype': args.dtype,
+    'seed': args.seed,
+    'version': jaxcfr.__version__,
+    'curve': curve,
   }
   print(
-      f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s ({1000 * seconds / done:.3f} ms/iteration)\n'
-      f'exploitability {result["exploitability"]:.6g} (NashConv {result["nash_conv"]:.6g}), '
-      f'game value {result["game_value"]:.6f} for player 0; one exact evaluation takes '
-      f'{1000 * evaluation_seconds:.2f} ms',
-      file=log,
+    f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s ({1000 * seconds / done:.3f} ms/iteration)\n'
+    f'exploitability {result["exploitability"]:.6g} (NashConv {result["nash_conv"]:.6g}), '
+    f'game value {result["game_value"]:.6f} for player 0; one exact evaluation takes '
+    f'{1000 * evaluation_seconds:.2f} ms',
+    file=log,
   )
   if args.plot:
     _plot(args.plot, result)
@@ -366,7 +382,9 @@ def _plot(path: str, result: dict) -> None:
   label = f'{result["algorithm"]} ({result["dtype"]})'
   by_iteration.loglog([p['iteration'] for p in curve], [p['exploitability'] for p in curve], label=label)
   by_iteration.set_xlabel('iterations')
-  by_second.loglog([max(p['seconds'], 1e-6) for p in curve], [p['exploitability'] for p in curve], label=label)
+  by_second.loglog(
+    [max(p['seconds'], 1e-6) for p in curve], [p['exploitability'] for p in curve], label=label
+  )
   by_second.set_xlabel('solve seconds')
   for axes in (by_iteration, by_second):
     axes.set_ylabel('exploitability')

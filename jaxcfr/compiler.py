@@ -26,8 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.games import base
-from jaxcfr.games import load_game
+from jaxcfr.games import base, load_game
 
 DEFAULT_MAX_HISTORIES = 50_000_000
 
@@ -121,27 +120,27 @@ class CompiledGame:
 
 
 _DATA_FIELDS = (
-    'row',
-    'player',
-    'child',
-    'parent',
-    'utility',
-    'infoset_player',
-    'legal_mask',
-    'chance_table',
-    'legal_actions',
-    'action_slot',
-    'members',
+  'row',
+  'player',
+  'child',
+  'parent',
+  'utility',
+  'infoset_player',
+  'legal_mask',
+  'chance_table',
+  'legal_actions',
+  'action_slot',
+  'members',
 )
 _META_FIELDS = (
-    'num_players',
-    'num_actions',
-    'depth_sizes',
-    'widths',
-    'player_depths',
-    'depth_consistent',
-    'infoset_offsets',
-    'info',
+  'num_players',
+  'num_actions',
+  'depth_sizes',
+  'widths',
+  'player_depths',
+  'depth_consistent',
+  'infoset_offsets',
+  'info',
 )
 jax.tree_util.register_dataclass(CompiledGame, data_fields=list(_DATA_FIELDS), meta_fields=list(_META_FIELDS))
 
@@ -159,10 +158,10 @@ class _Layer:
 
 
 def compile_game(
-    game: base.Game | str,
-    dtype=jnp.float32,
-    max_histories: int | None = DEFAULT_MAX_HISTORIES,
-    progress: Callable[[int, int], None] | None = None,
+  game: base.Game | str,
+  dtype=jnp.float32,
+  max_histories: int | None = DEFAULT_MAX_HISTORIES,
+  progress: Callable[[int, int], None] | None = None,
 ) -> CompiledGame:
   """Walks `game` breadth-first and returns its `CompiledGame`.
 
@@ -230,7 +229,7 @@ def compile_game(
       else:
         if infoset_player[infoset] != player or infoset_legal[infoset] != legal:
           raise base.GameError(
-              f'{game}: information state {key!r} has histories with different players or legal actions'
+            f'{game}: information state {key!r} has histories with different players or legal actions'
           )
         depth_consistent &= infoset_depth[infoset] == depth
       current.player.append(player)
@@ -244,8 +243,8 @@ def compile_game(
     total += len(following.states)
     if max_histories is not None and total > max_histories:
       raise base.GameError(
-          f'{game} has more than {max_histories:,} histories (reached depth {depth + 1}); '
-          'raise the limit to compile it anyway'
+        f'{game} has more than {max_histories:,} histories (reached depth {depth + 1}); '
+        'raise the limit to compile it anyway'
       )
     if progress is not None:
       progress(depth, total)
@@ -264,8 +263,16 @@ def compile_game(
     for layer in layers:
       layer.infoset = [int(renumber[i]) if i >= 0 else -1 for i in layer.infoset]
   return _assemble(
-      str(game), layers, keys, infoset_player, infoset_legal, infoset_depth, num_players, num_actions,
-      dtype, depth_consistent,
+    str(game),
+    layers,
+    keys,
+    infoset_player,
+    infoset_legal,
+    infoset_depth,
+    num_players,
+    num_actions,
+    dtype,
+    depth_consistent,
   )
 
 
@@ -288,8 +295,16 @@ def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndar
 
 
 def _assemble(
-    name, layers, keys, infoset_player, infoset_legal, infoset_depth, num_players, num_actions, dtype,
-    depth_consistent,
+  name,
+  layers,
+  keys,
+  infoset_player,
+  infoset_legal,
+  infoset_depth,
+  num_players,
+  num_actions,
+  dtype,
+  depth_consistent,
 ) -> CompiledGame:
   num_infosets = len(infoset_player)
   sizes = tuple(len(layer.player) for layer in layers)
@@ -348,27 +363,27 @@ def _assemble(
   as_int = lambda arrays: tuple(jnp.asarray(a, jnp.int32) for a in arrays)  # noqa: E731
   as_float = lambda arrays: tuple(jnp.asarray(a, dtype) for a in arrays)  # noqa: E731
   return CompiledGame(
-      row=as_int(row),
-      player=as_int(player),
-      child=as_int(child),
-      parent=as_int(parent),
-      utility=as_float(utility),
-      infoset_player=jnp.asarray(infoset_player, jnp.int32).reshape(num_infosets),
-      legal_mask=jnp.asarray(legal_mask),
-      chance_table=jnp.asarray(chance_table, dtype),
-      legal_actions=jnp.asarray(legal_actions).reshape(num_infosets, max_legal),
-      action_slot=jnp.asarray(action_slot).reshape(num_infosets, num_actions),
-      members=as_int(members),
-      num_players=num_players,
-      num_actions=num_actions,
-      depth_sizes=sizes,
-      widths=widths,
-      player_depths=tuple(
-          tuple(d for d, layer in enumerate(layers) if p in layer.player) for p in range(num_players)
-      ),
-      depth_consistent=bool(depth_consistent),
-      infoset_offsets=offsets if members else (),
-      info=info,
+    row=as_int(row),
+    player=as_int(player),
+    child=as_int(child),
+    parent=as_int(parent),
+    utility=as_float(utility),
+    infoset_player=jnp.asarray(infoset_player, jnp.int32).reshape(num_infosets),
+    legal_mask=jnp.asarray(legal_mask),
+    chance_table=jnp.asarray(chance_table, dtype),
+    legal_actions=jnp.asarray(legal_actions).reshape(num_infosets, max_legal),
+    action_slot=jnp.asarray(action_slot).reshape(num_infosets, num_actions),
+    members=as_int(members),
+    num_players=num_players,
+    num_actions=num_actions,
+    depth_sizes=sizes,
+    widths=widths,
+    player_depths=tuple(
+      tuple(d for d, layer in enumerate(layers) if p in layer.player) for p in range(num_players)
+    ),
+    depth_consistent=bool(depth_consistent),
+    infoset_offsets=offsets if members else (),
+    info=info,
   )
 
 

@@ -102,7 +102,7 @@ def _best_response(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
     if game.members:
       offsets = game.infoset_offsets
       choice = jnp.concatenate(
-          [blocks.get(d, choice[offsets[d] : offsets[d + 1]]) for d in range(game.num_depths)]
+        [blocks.get(d, choice[offsets[d] : offsets[d + 1]]) for d in range(game.num_depths)]
       )
     return values[0], choice
 

@@ -139,8 +139,8 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
   probs = tree.transition_probs(game, policy)
   acting = [game.player[d] == player for d in range(game.num_depths)]
   factors = [
-      jnp.stack([jnp.where(a[:, None], p, 1), jnp.where(a[:, None], 1, p)], axis=-1)
-      for a, p in zip(acting, probs, strict=True)
+    jnp.stack([jnp.where(a[:, None], p, 1), jnp.where(a[:, None], 1, p)], axis=-1)
+    for a, p in zip(acting, probs, strict=True)
   ]
   reach = tree.top_down(game, factors, jnp.ones((2,), policy.dtype))  # [H_d, 2]: own, others
   num_slots = game.legal_actions.shape[-1]
@@ -153,23 +153,23 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
       continue
     own = jnp.where(acting[d], reach[d][:, 0], 0)
     others = jnp.where(acting[d], reach[d][:, 1], 0)
-    both = jnp.stack([others[:, None] * (below - values[:, None]), own[:, None] * probs[d]], axis=-1)
-    rows[d] = both  # [H_d, W_d, 2]
+    # Column 0: own reach (the average needs policy(I, a) * sum over h in I of it); then regrets by slot.
+    rows[d] = jnp.concatenate([own[:, None], others[:, None] * (below - values[:, None])], axis=1)
   if not rows:
     zeros = jnp.zeros(game.legal_mask.shape, policy.dtype)
     return zeros, zeros
-  sums = tree.to_actions(game, tree.infoset_sums(game, rows, num_slots))  # [I, A, 2]
-  return sums[..., 0], sums[..., 1]
+  sums = tree.infoset_sums(game, rows, 1 + num_slots)  # [I, 1 + L]
+  return tree.to_actions(game, sums[:, 1:]), sums[:, :1] * policy
 
 
 # The family.
 
 
 def cfr_family(
-    regret_transform: RegretTransform,
-    averaging_power=0.0,
-    predictive: bool = False,
-    alternating: bool = True,
+  regret_transform: RegretTransform,
+  averaging_power=0.0,
+  predictive: bool = False,
+  alternating: bool = True,
 ) -> Solver:
   """Builds a CFR-family solver.
 
@@ -206,8 +206,8 @@ def cfr_family(
       rows = jnp.isin(game.infoset_player, jnp.asarray(players))[:, None]
       cumulative_regret, _ = regret_transform(state.cumulative_regret, instant, t)
       state = state._replace(
-          cumulative_regret=jnp.where(rows, cumulative_regret, state.cumulative_regret),
-          prediction=jnp.where(rows, instant, state.prediction),
+        cumulative_regret=jnp.where(rows, cumulative_regret, state.cumulative_regret),
+        prediction=jnp.where(rows, instant, state.prediction),
       )
     return state._replace(iteration=t, cumulative_policy=cumulative_policy, policy_compensation=compensation)
 
@@ -262,11 +262,11 @@ def _check_hyperparameters(**values) -> None:
 
 
 ALGORITHMS: dict[str, Callable[..., Solver]] = {
-    'cfr': cfr,
-    'cfr+': cfr_plus,
-    'lcfr': linear_cfr,
-    'dcfr': dcfr,
-    'pcfr+': pcfr_plus,
+  'cfr': cfr,
+  'cfr+': cfr_plus,
+  'lcfr': linear_cfr,
+  'dcfr': dcfr,
+  'pcfr+': pcfr_plus,
 }
 
 

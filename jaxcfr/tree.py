@@ -39,10 +39,12 @@ def transition_probs(game: CompiledGame, policy: jax.Array) -> list[jax.Array]:
   slots = to_slots(game, policy)  # [I, L]
   chance = game.chance_table.astype(policy.dtype)  # [C, W_c]
   width = max(*game.widths, slots.shape[1], chance.shape[1])
-  table = jnp.concatenate([  # [I + 1 + C, width]: see `CompiledGame.row`
+  table = jnp.concatenate(
+    [  # [I + 1 + C, width]: see `CompiledGame.row`
       jnp.pad(slots, ((0, 1), (0, width - slots.shape[1]))),
       jnp.pad(chance, ((0, 0), (0, width - chance.shape[1]))),
-  ])
+    ]
+  )
   return [gather(table[:, : game.widths[d]], game.row[d]) for d in range(game.num_depths)]
 
 
@@ -122,8 +124,8 @@ def infoset_sums(game: CompiledGame, rows: dict[int, jax.Array], width: int) -> 
     return jnp.concatenate(blocks)
   depths = sorted(rows)
   sums = jax.ops.segment_sum(
-      jnp.concatenate([fit_columns(rows[d], width) for d in depths]),
-      jnp.concatenate([game.row[d] for d in depths]),  # chance rows (> I) drop out
-      num_segments=game.num_infosets + 1,
+    jnp.concatenate([fit_columns(rows[d], width) for d in depths]),
+    jnp.concatenate([game.row[d] for d in depths]),  # chance rows (> I) drop out
+    num_segments=game.num_infosets + 1,
   )
   return sums[:-1]

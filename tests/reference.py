@@ -87,7 +87,9 @@ class ReferenceCFR:
     for action in self.legal[key]:
       child_reach = reach.copy()
       child_reach[player] *= sigma[action]
-      children[action] = self._walk(state.child(action), child_reach, players, policies, instant, contributions)
+      children[action] = self._walk(
+        state.child(action), child_reach, players, policies, instant, contributions
+      )
       value += sigma[action] * children[action]
     if player in players:
       others = np.prod(np.delete(reach, player))
@@ -105,8 +107,14 @@ class ReferenceCFR:
       policies = {key: self.policy(key) for key in self.regret}
       instant = {key: np.zeros(self.num_actions) for key in self.regret}
       contributions = {key: np.zeros(self.num_actions) for key in self.regret}
-      self._walk(self.game.new_initial_state(), np.ones(self.num_players + 1), players, policies, instant,
-                 contributions)
+      self._walk(
+        self.game.new_initial_state(),
+        np.ones(self.num_players + 1),
+        players,
+        policies,
+        instant,
+        contributions,
+      )
       for key in self.regret:
         if self.owner[key] not in players:
           continue
@@ -116,6 +124,9 @@ class ReferenceCFR:
         if self.rule in ('cfr+', 'pcfr+'):
           regret = np.maximum(regret, 0)
         if self.rule == 'dcfr':
-          regret = np.where(regret > 0, t**self.alpha / (t**self.alpha + 1), t**self.beta / (t**self.beta + 1)) * regret
+          regret = (
+            np.where(regret > 0, t**self.alpha / (t**self.alpha + 1), t**self.beta / (t**self.beta + 1))
+            * regret
+          )
         self.regret[key] = regret
         self.prediction[key] = instant[key]

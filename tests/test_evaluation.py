@@ -77,7 +77,9 @@ class HiddenCount(base.Game):
 
 def _brute_force_best_response(game_def, compiled_game, policy, player):
   """Best-response value by enumerating every pure strategy of `player`."""
-  keys = [k for i, k in enumerate(compiled_game.infoset_keys) if int(compiled_game.infoset_player[i]) == player]
+  keys = [
+    k for i, k in enumerate(compiled_game.infoset_keys) if int(compiled_game.infoset_player[i]) == player
+  ]
   row = {k: i for i, k in enumerate(compiled_game.infoset_keys)}
   policy = np.asarray(policy)
 
@@ -93,8 +95,8 @@ def _brute_force_best_response(game_def, compiled_game, policy, player):
     return sum(policy[row[key], a] * value(state.child(a), pure) for a in state.legal_actions())
 
   return max(
-      value(game_def.new_initial_state(), dict(zip(keys, choice, strict=True)))
-      for choice in itertools.product([0, 1], repeat=len(keys))
+    value(game_def.new_initial_state(), dict(zip(keys, choice, strict=True)))
+    for choice in itertools.product([0, 1], repeat=len(keys))
   )
 
 
@@ -126,13 +128,19 @@ def test_best_response_policy_attains_best_response_value(spec):
   for player in range(game.num_players):
     response = jaxcfr.best_response_policy(game, policy, player)
     assert float(jaxcfr.expected_values(game, response)[player]) == pytest.approx(
-        float(jaxcfr.best_response_value(game, policy, player)), abs=1e-12
+      float(jaxcfr.best_response_value(game, policy, player)), abs=1e-12
     )
 
 
-@pytest.mark.parametrize('spec,os_spec', [('kuhn', 'kuhn_poker'), ('leduc', 'leduc_poker'),
-                                          ('kuhn(players=3)', 'kuhn_poker(players=3)'),
-                                          ('liars_dice(dice_sides=3)', 'liars_dice(dice_sides=3)')])
+@pytest.mark.parametrize(
+  'spec,os_spec',
+  [
+    ('kuhn', 'kuhn_poker'),
+    ('leduc', 'leduc_poker'),
+    ('kuhn(players=3)', 'kuhn_poker(players=3)'),
+    ('liars_dice(dice_sides=3)', 'liars_dice(dice_sides=3)'),
+  ],
+)
 def test_exploitability_equals_openspiel_for_random_policies(spec, os_spec):
   pyspiel = pytest.importorskip('pyspiel')
   from open_spiel.python.algorithms import exploitability as os_exploitability
@@ -146,11 +154,11 @@ def test_exploitability_equals_openspiel_for_random_policies(spec, os_spec):
     policy = jaxcfr.solvers.normalize_policy(weights**4, game.legal_mask)
     tabular = bridge.to_tabular_policy(game, policy, os_game)
     assert float(jaxcfr.nash_conv(game, policy)) == pytest.approx(
-        os_exploitability.nash_conv(os_game, tabular), abs=1e-9
+      os_exploitability.nash_conv(os_game, tabular), abs=1e-9
     )
     if game.num_players == 2:
       assert float(jaxcfr.exploitability(game, policy)) == pytest.approx(
-          pyspiel.exploitability(os_game, bridge.to_policy_dict(game, policy)), abs=1e-9
+        pyspiel.exploitability(os_game, bridge.to_policy_dict(game, policy)), abs=1e-9
       )
 
 

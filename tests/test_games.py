@@ -17,13 +17,13 @@ from jaxcfr.games.matrix import MatrixGame
 
 # (native spec, OpenSpiel game string) for the same game.
 TWINS = [
-    ('kuhn', 'kuhn_poker'),
-    ('kuhn(players=3)', 'kuhn_poker(players=3)'),
-    ('leduc', 'leduc_poker'),
-    ('leduc(suit_isomorphism=True)', 'leduc_poker(suit_isomorphism=True)'),
-    ('liars_dice(dice_sides=3)', 'liars_dice(dice_sides=3)'),
-    ('leduc(players=3)', 'leduc_poker(players=3)'),
-    ('liars_dice', 'liars_dice'),
+  ('kuhn', 'kuhn_poker'),
+  ('kuhn(players=3)', 'kuhn_poker(players=3)'),
+  ('leduc', 'leduc_poker'),
+  ('leduc(suit_isomorphism=True)', 'leduc_poker(suit_isomorphism=True)'),
+  ('liars_dice(dice_sides=3)', 'liars_dice(dice_sides=3)'),
+  ('leduc(players=3)', 'leduc_poker(players=3)'),
+  ('liars_dice', 'liars_dice'),
 ]
 # Small enough to walk every history; the others (leduc(players=3) has 1.8M) are sampled.
 EXHAUSTIVE = TWINS[:5]
@@ -115,14 +115,14 @@ def test_terminals_have_no_legal_actions(spec):
 
 
 @pytest.mark.parametrize(
-    'spec,histories,infosets',
-    [
-        ('kuhn', 58, 12),
-        ('leduc', 9_457, 936),
-        ('leduc(suit_isomorphism=True)', 1_939, 288),
-        ('rps', 13, 2),
-        pytest.param('liars_dice', 294_883, 24_576, marks=pytest.mark.slow),
-    ],
+  'spec,histories,infosets',
+  [
+    ('kuhn', 58, 12),
+    ('leduc', 9_457, 936),
+    ('leduc(suit_isomorphism=True)', 1_939, 288),
+    ('rps', 13, 2),
+    pytest.param('liars_dice', 294_883, 24_576, marks=pytest.mark.slow),
+  ],
 )
 def test_compiled_sizes(spec, histories, infosets):
   compiled = jaxcfr.compile_game(spec)
@@ -144,12 +144,12 @@ def test_liars_dice_sizes_follow_the_bid_count(sides):
 
 
 @pytest.mark.parametrize(
-    'native_spec,spiel_spec',
-    [
-        ('kuhn', 'kuhn_poker'),
-        ('leduc', 'leduc_poker'),
-        ('leduc(suit_isomorphism=True)', 'leduc_poker(suit_isomorphism=True)'),
-    ],
+  'native_spec,spiel_spec',
+  [
+    ('kuhn', 'kuhn_poker'),
+    ('leduc', 'leduc_poker'),
+    ('leduc(suit_isomorphism=True)', 'leduc_poker(suit_isomorphism=True)'),
+  ],
 )
 def test_infoset_keys_are_openspiel_information_states(native_spec, spiel_spec):
   policy_lib = pytest.importorskip('open_spiel.python.policy')
@@ -170,17 +170,17 @@ def test_openspiel_bridge_compiles_the_same_tree():
 
 
 @pytest.mark.parametrize(
-    'spec,name,params',
-    [
-        ('leduc', 'leduc', {}),
-        ('leduc()', 'leduc', {}),
-        (' kuhn(players=3) ', 'kuhn', {'players': 3}),
-        ('leduc(suit_isomorphism=True)', 'leduc', {'suit_isomorphism': True}),
-        ('leduc(suit_isomorphism=true)', 'leduc', {'suit_isomorphism': True}),
-        ('leduc(players=3, suit_isomorphism=false)', 'leduc', {'players': 3, 'suit_isomorphism': False}),
-        ('liars_dice(dice_sides=6)', 'liars_dice', {'dice_sides': 6}),
-        ('matrix(payoffs=[[1,-1],[-1,1]])', 'matrix', {'payoffs': [[1, -1], [-1, 1]]}),
-    ],
+  'spec,name,params',
+  [
+    ('leduc', 'leduc', {}),
+    ('leduc()', 'leduc', {}),
+    (' kuhn(players=3) ', 'kuhn', {'players': 3}),
+    ('leduc(suit_isomorphism=True)', 'leduc', {'suit_isomorphism': True}),
+    ('leduc(suit_isomorphism=true)', 'leduc', {'suit_isomorphism': True}),
+    ('leduc(players=3, suit_isomorphism=false)', 'leduc', {'players': 3, 'suit_isomorphism': False}),
+    ('liars_dice(dice_sides=6)', 'liars_dice', {'dice_sides': 6}),
+    ('matrix(payoffs=[[1,-1],[-1,1]])', 'matrix', {'payoffs': [[1, -1], [-1, 1]]}),
+  ],
 )
 def test_parse_spec(spec, name, params):
   assert parse_spec(spec) == (name, params)
@@ -209,18 +209,18 @@ def test_aliases():
 
 
 @pytest.mark.parametrize(
-    'spec,name',
-    [
-        ('kuhn', 'kuhn'),
-        ('kuhn_poker(players=3)', 'kuhn(players=3)'),
-        ('leduc(players=2, suit_isomorphism=false)', 'leduc'),
-        ('leduc(suit_isomorphism=true)', 'leduc(suit_isomorphism=True)'),
-        ('leduc(players=3)', 'leduc(players=3)'),
-        ('liars_dice(dice_sides=6)', 'liars_dice'),
-        ('liars_dice(dice_sides=3)', 'liars_dice(dice_sides=3)'),
-        ('matrix(payoffs=[[1,-1],[-1,1]])', 'matrix(payoffs=[[1.0,-1.0],[-1.0,1.0]])'),
-        ('rps', 'rps'),
-    ],
+  'spec,name',
+  [
+    ('kuhn', 'kuhn'),
+    ('kuhn_poker(players=3)', 'kuhn(players=3)'),
+    ('leduc(players=2, suit_isomorphism=false)', 'leduc'),
+    ('leduc(suit_isomorphism=true)', 'leduc(suit_isomorphism=True)'),
+    ('leduc(players=3)', 'leduc(players=3)'),
+    ('liars_dice(dice_sides=6)', 'liars_dice'),
+    ('liars_dice(dice_sides=3)', 'liars_dice(dice_sides=3)'),
+    ('matrix(payoffs=[[1,-1],[-1,1]])', 'matrix(payoffs=[[1.0,-1.0],[-1.0,1.0]])'),
+    ('rps', 'rps'),
+  ],
 )
 def test_name_is_a_spec_for_the_same_game(spec, name):
   game = jaxcfr.load_game(spec)
@@ -234,29 +234,29 @@ def test_load_game_passes_games_through():
 
 
 @pytest.mark.parametrize(
-    'spec,words',
-    [
-        ('poker', ['unknown game', "'poker'", 'kuhn', 'leduc']),
-        ('leduc(', ['malformed', "'leduc('"]),
-        ('leduc(3)', ['malformed', 'key=value']),
-        ('leduc(x=)', ['malformed', "'leduc(x=)'"]),
-        ('leduc(players=3, players=4)', ['malformed', 'distinct']),
-        ('leduc(players=two)', ['malformed', "'two' is not a value"]),
-        ('', ['malformed']),
-        ('leduc(foo=1)', ['unknown parameter', 'foo']),
-        ('rps(payoffs=[[1]])', ['unknown parameter', 'payoffs']),
-        ('leduc(players=0)', ['players', '2 to 10', '0']),
-        ('leduc(players=1.5)', ['players', 'integer', '1.5']),
-        ('kuhn(players=11)', ['players', '2 to 10', '11']),
-        ('kuhn(players=True)', ['players', 'integer']),
-        ('leduc(suit_isomorphism=2)', ['suit_isomorphism', 'true or false', '2']),
-        ('liars_dice(dice_sides=1)', ['dice_sides', '1']),
-        ('liars_dice(players=3)', ['players', '3']),
-        ('matrix(payoffs=[[1,2],[3]])', ['payoffs', 'rows']),
-        ('matrix(payoffs=[])', ['payoffs', 'non-empty']),
-        ('matrix(payoffs=[1,2])', ['payoffs', '2-D']),
-        ('matrix(payoffs=[[1,2]], column_payoffs=[[1],[2]])', ['column_payoffs', 'shape']),
-    ],
+  'spec,words',
+  [
+    ('poker', ['unknown game', "'poker'", 'kuhn', 'leduc']),
+    ('leduc(', ['malformed', "'leduc('"]),
+    ('leduc(3)', ['malformed', 'key=value']),
+    ('leduc(x=)', ['malformed', "'leduc(x=)'"]),
+    ('leduc(players=3, players=4)', ['malformed', 'distinct']),
+    ('leduc(players=two)', ['malformed', "'two' is not a value"]),
+    ('', ['malformed']),
+    ('leduc(foo=1)', ['unknown parameter', 'foo']),
+    ('rps(payoffs=[[1]])', ['unknown parameter', 'payoffs']),
+    ('leduc(players=0)', ['players', '2 to 10', '0']),
+    ('leduc(players=1.5)', ['players', 'integer', '1.5']),
+    ('kuhn(players=11)', ['players', '2 to 10', '11']),
+    ('kuhn(players=True)', ['players', 'integer']),
+    ('leduc(suit_isomorphism=2)', ['suit_isomorphism', 'true or false', '2']),
+    ('liars_dice(dice_sides=1)', ['dice_sides', '1']),
+    ('liars_dice(players=3)', ['players', '3']),
+    ('matrix(payoffs=[[1,2],[3]])', ['payoffs', 'rows']),
+    ('matrix(payoffs=[])', ['payoffs', 'non-empty']),
+    ('matrix(payoffs=[1,2])', ['payoffs', '2-D']),
+    ('matrix(payoffs=[[1,2]], column_payoffs=[[1],[2]])', ['column_payoffs', 'shape']),
+  ],
 )
 def test_bad_specs_raise_game_error(spec, words):
   with pytest.raises(jaxcfr.GameError) as error:
@@ -306,7 +306,7 @@ def test_general_sum_matrix_game_mixed_profile():
   row_payoffs = np.array([[3.0, 0.0, 1.0], [0.0, 2.0, -1.0]])
   column_payoffs = np.array([[2.0, 0.0, 4.0], [0.0, 3.0, -2.0]])
   compiled = jaxcfr.compile_game(
-      f'matrix(payoffs={row_payoffs.tolist()}, column_payoffs={column_payoffs.tolist()})'
+    f'matrix(payoffs={row_payoffs.tolist()}, column_payoffs={column_payoffs.tolist()})'
   )
   assert (compiled.num_histories, compiled.num_infosets, compiled.num_actions) == (1 + 2 + 6, 2, 3)
   row, column = np.array([0.25, 0.75]), np.array([0.5, 0.125, 0.375])
@@ -332,17 +332,25 @@ def test_kuhn_equilibrium_is_worth_minus_one_eighteenth():
   compiled = jaxcfr.compile_game('kuhn')
   third = 1 / 3
   policy = profile(
-      compiled,
-      {
-          # Player 0 opens: J and Q check, K checks (alpha = 0 means K never bets first either).
-          '0': [1, 0], '1': [1, 0], '2': [1, 0],
-          # Player 0 facing a bet after checking: J folds, Q calls 1/3 + alpha, K calls.
-          '0pb': [1, 0], '1pb': [1 - third, third], '2pb': [0, 1],
-          # Player 1 facing a check: J bluffs 1/3, Q checks, K bets.
-          '0p': [1 - third, third], '1p': [1, 0], '2p': [0, 1],
-          # Player 1 facing a bet: J folds, Q calls 1/3, K calls.
-          '0b': [1, 0], '1b': [1 - third, third], '2b': [0, 1],
-      },
+    compiled,
+    {
+      # Player 0 opens: J and Q check, K checks (alpha = 0 means K never bets first either).
+      '0': [1, 0],
+      '1': [1, 0],
+      '2': [1, 0],
+      # Player 0 facing a bet after checking: J folds, Q calls 1/3 + alpha, K calls.
+      '0pb': [1, 0],
+      '1pb': [1 - third, third],
+      '2pb': [0, 1],
+      # Player 1 facing a check: J bluffs 1/3, Q checks, K bets.
+      '0p': [1 - third, third],
+      '1p': [1, 0],
+      '2p': [0, 1],
+      # Player 1 facing a bet: J folds, Q calls 1/3, K calls.
+      '0b': [1, 0],
+      '1b': [1 - third, third],
+      '2b': [0, 1],
+    },
   )
   np.testing.assert_allclose(expected_values(compiled, policy), [-1 / 18, 1 / 18], atol=1e-6)
   np.testing.assert_allclose(nash_conv(compiled, policy), 0, atol=1e-6)

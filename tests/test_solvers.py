@@ -16,10 +16,20 @@ LEDUC_VALUE = -0.085606
 
 # (algorithm, iterations, exploitability bound) on Kuhn and Leduc, float64; measured values
 # (Kuhn: 9.4e-4, 8.7e-5, 9.4e-5, 1.5e-4, 2.4e-8; Leduc: 3.6e-2, 2.3e-3, 1.5e-2, 1.1e-3, 3.0e-3) plus margin.
-KUHN_TARGETS = [('cfr', 1000, 1.2e-3), ('cfr+', 1000, 1e-4), ('lcfr', 1000, 1.2e-4), ('dcfr', 1000, 2e-4),
-                ('pcfr+', 1000, 1e-7)]
-LEDUC_TARGETS = [('cfr', 300, 4e-2), ('cfr+', 300, 2.6e-3), ('lcfr', 300, 1.8e-2), ('dcfr', 300, 1.2e-3),
-                 ('pcfr+', 300, 3.5e-3)]
+KUHN_TARGETS = [
+  ('cfr', 1000, 1.2e-3),
+  ('cfr+', 1000, 1e-4),
+  ('lcfr', 1000, 1.2e-4),
+  ('dcfr', 1000, 2e-4),
+  ('pcfr+', 1000, 1e-7),
+]
+LEDUC_TARGETS = [
+  ('cfr', 300, 4e-2),
+  ('cfr+', 300, 2.6e-3),
+  ('lcfr', 300, 1.8e-2),
+  ('dcfr', 300, 1.2e-3),
+  ('pcfr+', 300, 3.5e-3),
+]
 
 
 @pytest.mark.parametrize('algorithm,iterations,bound', KUHN_TARGETS)
@@ -132,8 +142,10 @@ def test_vmap_over_random_matrix_games():
   base = compiled('matrix(payoffs=[[1,2,3],[4,5,6]])')
   key = jax.random.key(0)
   payoffs = jax.random.normal(key, (4, 2, 3), jnp.float64)
-  games = [base.replace(utility=(base.utility[0], base.utility[1],
-                                 jnp.stack([p.reshape(-1), -p.reshape(-1)], -1))) for p in payoffs]
+  games = [
+    base.replace(utility=(base.utility[0], base.utility[1], jnp.stack([p.reshape(-1), -p.reshape(-1)], -1)))
+    for p in payoffs
+  ]
   solver = jaxcfr.dcfr()
   batched = jax.vmap(lambda g: jaxcfr.run(solver, solver.init(g), g, 100))(_stack(games))
   for index, game in enumerate(games):
@@ -161,7 +173,7 @@ def test_dcfr_with_alpha_beta_gamma_one_is_linear_cfr_up_to_scale():
   linear = solve(jaxcfr.linear_cfr(), game, 30)
   discounted = solve(jaxcfr.dcfr(1.0, 1.0, 1.0), game, 30)
   np.testing.assert_allclose(
-      jaxcfr.average_policy(linear, game), jaxcfr.average_policy(discounted, game), atol=1e-10
+    jaxcfr.average_policy(linear, game), jaxcfr.average_policy(discounted, game), atol=1e-10
   )
 
 
@@ -185,8 +197,9 @@ def test_update_compiles_once():
   assert run._cache_size() == 1
 
 
-@pytest.mark.parametrize('kwargs', [{'alpha': -1.0}, {'gamma': -0.5}, {'alpha': float('nan')},
-                                    {'beta': float('inf')}])
+@pytest.mark.parametrize(
+  'kwargs', [{'alpha': -1.0}, {'gamma': -0.5}, {'alpha': float('nan')}, {'beta': float('inf')}]
+)
 def test_out_of_range_hyperparameters_are_rejected(kwargs):
   with pytest.raises(ValueError, match=next(iter(kwargs))):
     jaxcfr.dcfr(**kwargs)

@@ -12,18 +12,18 @@ import ast
 import dataclasses
 from collections.abc import Callable
 
-from jaxcfr.games import base, kuhn, leduc, liars_dice, matrix
+from jaxcfr.games import kuhn, leduc, liars_dice, matrix
 from jaxcfr.games.base import CHANCE_PLAYER, TERMINAL_PLAYER, Game, GameError, State
 
 __all__ = [
-    'CHANCE_PLAYER',
-    'TERMINAL_PLAYER',
-    'Game',
-    'GameError',
-    'State',
-    'REGISTRY',
-    'load_game',
-    'parse_spec',
+  'CHANCE_PLAYER',
+  'TERMINAL_PLAYER',
+  'Game',
+  'GameError',
+  'State',
+  'REGISTRY',
+  'load_game',
+  'parse_spec',
 ]
 
 
@@ -36,27 +36,27 @@ class Entry:
 
 
 REGISTRY: dict[str, Entry] = {
-    'kuhn': Entry(
-        kuhn.KuhnPoker, "Kuhn poker (OpenSpiel's kuhn_poker); players=2..10", (58, 12), ('kuhn_poker',)
-    ),
-    'leduc': Entry(
-        leduc.LeducPoker,
-        "Leduc poker (OpenSpiel's leduc_poker); players=2..10, suit_isomorphism=false",
-        (9_457, 936),
-        ('leduc_poker',),
-    ),
-    'liars_dice': Entry(
-        liars_dice.LiarsDice,
-        "Liar's Dice (OpenSpiel's liars_dice); numdice=1..5, dice_sides=2..12",
-        (294_883, 24_576),
-    ),
-    'matrix': Entry(
-        matrix.MatrixGame,
-        "two-player matrix game; payoffs=[[...]] (player 0's), column_payoffs=-payoffs",
-        (13, 2),
-    ),
-    'rps': Entry(matrix.rock_paper_scissors, 'rock-paper-scissors', (13, 2), ('rock_paper_scissors',)),
-    'matching_pennies': Entry(matrix.matching_pennies, 'matching pennies', (7, 2)),
+  'kuhn': Entry(
+    kuhn.KuhnPoker, "Kuhn poker (OpenSpiel's kuhn_poker); players=2..10", (58, 12), ('kuhn_poker',)
+  ),
+  'leduc': Entry(
+    leduc.LeducPoker,
+    "Leduc poker (OpenSpiel's leduc_poker); players=2..10, suit_isomorphism=false",
+    (9_457, 936),
+    ('leduc_poker',),
+  ),
+  'liars_dice': Entry(
+    liars_dice.LiarsDice,
+    "Liar's Dice (OpenSpiel's liars_dice); numdice=1..5, dice_sides=2..12",
+    (294_883, 24_576),
+  ),
+  'matrix': Entry(
+    matrix.MatrixGame,
+    "two-player matrix game; payoffs=[[...]] (player 0's), column_payoffs=-payoffs",
+    (13, 2),
+  ),
+  'rps': Entry(matrix.rock_paper_scissors, 'rock-paper-scissors', (13, 2), ('rock_paper_scissors',)),
+  'matching_pennies': Entry(matrix.matching_pennies, 'matching pennies', (7, 2)),
 }
 _ALIASES = {alias: name for name, entry in REGISTRY.items() for alias in (name, *entry.aliases)}
 _CONSTANTS = {'true': True, 'false': False, 'True': True, 'False': False}

@@ -22,9 +22,23 @@ _INVALID = -10000  # OpenSpiel's kInvalidCard
 
 class LeducState(base.State):
   __slots__ = (
-      '_game', '_player', '_num_calls', '_num_raises', '_round', '_stakes', '_pot', '_public',
-      '_deck', '_dealt', '_remaining', '_private', '_money', '_ante', '_folded', '_sequences',
-      '_returns',
+    '_game',
+    '_player',
+    '_num_calls',
+    '_num_raises',
+    '_round',
+    '_stakes',
+    '_pot',
+    '_public',
+    '_deck',
+    '_dealt',
+    '_remaining',
+    '_private',
+    '_money',
+    '_ante',
+    '_folded',
+    '_sequences',
+    '_returns',
   )
 
   def _copy(self) -> LeducState:
@@ -100,9 +114,9 @@ class LeducState(base.State):
 
   def information_state_string(self, player: int) -> str:
     parts = [
-        f'[Observer: {player}][Private: {self._private[player]}]',
-        f'[Round {self._round}][Player: {self._player}][Pot: {self._pot}]',
-        f'[Money: {" ".join(str(m) for m in self._money)}]',
+      f'[Observer: {player}][Private: {self._private[player]}]',
+      f'[Round {self._round}][Player: {self._player}][Pot: {self._pot}]',
+      f'[Money: {" ".join(str(m) for m in self._money)}]',
     ]
     if self._public != _INVALID:
       parts.append(f'[Public: {self._public}]')

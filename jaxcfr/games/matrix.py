@@ -53,9 +53,7 @@ class MatrixGame(base.Game):
     row = _payoff_matrix('payoffs', payoffs)
     column = -row if column_payoffs is None else _payoff_matrix('column_payoffs', column_payoffs)
     if column.shape != row.shape:
-      raise base.GameError(
-          f'matrix: column_payoffs has shape {column.shape}, payoffs has shape {row.shape}'
-      )
+      raise base.GameError(f'matrix: column_payoffs has shape {column.shape}, payoffs has shape {row.shape}')
     if name is None:
       params = {'payoffs': row.tolist()}
       if column_payoffs is not None:

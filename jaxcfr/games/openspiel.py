@@ -65,8 +65,8 @@ def to_policy_dict(compiled, policy) -> dict[str, list[tuple[int, float]]]:
   values = np.asarray(policy, np.float64)
   legal = np.asarray(compiled.legal_mask)
   return {
-      key: [(int(a), float(values[row, a])) for a in np.flatnonzero(legal[row])]
-      for row, key in enumerate(compiled.infoset_keys)
+    key: [(int(a), float(values[row, a])) for a in np.flatnonzero(legal[row])]
+    for row, key in enumerate(compiled.infoset_keys)
   }
 
 
