@@ -65,12 +65,13 @@ class CompiledGame:
   Per-depth fields are tuples with one array per depth `d = 0 .. D-1`.
   """
 
-  # [H_d] int32, the row of `transition table` a history reads: its infoset at decision histories,
-  # I at terminals, I + 1 + c at chance histories with the c-th distinct chance distribution.
+  # [H_d] int32: the row of the transition table (`tree.transition_probs`) a history reads: its
+  # infoset at decision histories, I at terminals, I + 1 + c at chance histories whose outcome
+  # distribution is `chance_table[c]`.
   row: tuple[jax.Array, ...]
   player: tuple[jax.Array, ...]  # [H_d] int32: actor, CHANCE_PLAYER or TERMINAL_PLAYER
   child: tuple[jax.Array, ...]  # [H_d, W_d] int32: child index in depth d + 1, H_{d+1} if none
-  parent: tuple[jax.Array, ...]  # [H_d] int32: parent index * W_{d-1} + column (0 at depth 0)
+  parent: tuple[jax.Array, ...]  # [H_d] int32: parent index * W_{d-1} + slot (0 at depth 0)
   utility: tuple[jax.Array, ...]  # [H_d, P]: returns at terminal histories, else 0
   infoset_player: jax.Array  # [I] int32
   legal_mask: jax.Array  # [I, A] bool
