@@ -138,6 +138,9 @@ def _write_atomic(path: str, write) -> None:
   try:
     with os.fdopen(handle, 'wb') as file:
       write(file)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would surprise; use the usual mode
     os.replace(temporary, path)
   except BaseException:
     if os.path.exists(temporary):
@@ -376,6 +379,7 @@ def _plot(path: str, result: dict) -> None:
 
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # noqa: PLC0415
+  import matplotlib.ticker  # noqa: PLC0415
 
   curve = [p for p in result['curve'] if p['exploitability'] > 0]
   figure, (by_iteration, by_second) = plt.subplots(1, 2, figsize=(10, 4))
@@ -387,6 +391,7 @@ def _plot(path: str, result: dict) -> None:
   )
   by_second.set_xlabel('solve seconds')
   for axes in (by_iteration, by_second):
+    axes.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes.set_ylabel('exploitability')
     axes.grid(True, which='both', alpha=0.3)
     axes.legend()

@@ -84,6 +84,9 @@ def test_solve_writes_json_and_plot_files(tmp_path, capsys):
   printed = capsys.readouterr().out
   assert 'exploitability' in printed and 'game value' in printed
   assert sorted(os.listdir(tmp_path)) == ['curve.png', 'result.json']  # no temporary files left
+  umask = os.umask(0)
+  os.umask(umask)
+  assert json_path.stat().st_mode & 0o777 == 0o666 & ~umask  # the usual mode, not mkstemp's 0600
 
 
 def test_seconds_budget_stops_the_solve(tmp_path):
