@@ -11,6 +11,7 @@ exact evaluation on them:
     jaxcfr.exploitability(game, policy)
 """
 
+from jaxcfr import policies
 from jaxcfr.compiler import CompiledGame, GameInfo, compile_game
 from jaxcfr.evaluation import (
   best_response_policy,
@@ -69,6 +70,7 @@ __all__ = [
   'load_game',
   'nash_conv',
   'pcfr_plus',
+  'policies',
   'regret_matching',
   'run',
   'weight_by_iteration',

@@ -17,7 +17,6 @@ import math
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 ALGORITHM_NAMES = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
@@ -92,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   solve.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
   solve.add_argument(
+    '--policy-out', metavar='PATH', help='write the average policy as JSON keyed by information state'
+  )
+  solve.add_argument(
     '--max-histories',
     type=_positive_int,
     default=50_000_000,
@@ -131,29 +133,14 @@ def _check_writable(path: str | None, what: str) -> None:
     raise UsageError(f'{what}: {path!r} is a directory')
 
 
-def _write_atomic(path: str, write) -> None:
-  """Writes through a temporary file in the same directory, then renames it."""
-  directory = os.path.dirname(os.path.abspath(path))
-  handle, temporary = tempfile.mkstemp(dir=directory, prefix='.jaxcfr-', suffix=os.path.splitext(path)[1])
-  try:
-    with os.fdopen(handle, 'wb') as file:
-      write(file)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would surprise; use the usual mode
-    os.replace(temporary, path)
-  except BaseException:
-    if os.path.exists(temporary):
-      os.unlink(temporary)
-    raise
-
-
 def _emit_json(path: str, payload: dict) -> None:
+  from jaxcfr import policies  # noqa: PLC0415
+
   text = json.dumps(payload, indent=2) + '\n'
   if path == '-':
     sys.stdout.write(text)
   else:
-    _write_atomic(path, lambda file: file.write(text.encode()))
+    policies.write_atomic(path, lambda file: file.write(text.encode()))
 
 
 # Commands.
@@ -207,8 +194,11 @@ def _solve(args) -> int:
     raise UsageError(f'full-width solvers run on one device; got --devices {args.devices}')
   _check_writable(args.json, '--json')
   _check_writable(args.plot, '--plot')
+  _check_writable(args.policy_out, '--policy-out')
   if args.plot and not args.plot.lower().endswith('.png'):
     raise UsageError(f'--plot writes a PNG file; got {args.plot!r}')
+  if args.policy_out and not args.policy_out.lower().endswith('.json'):
+    raise UsageError(f'--policy-out writes a .json file; got {args.policy_out!r}')
   quiet_stdout = args.json == '-'
   log = sys.stderr if quiet_stdout else sys.stdout
 
@@ -219,7 +209,7 @@ def _solve(args) -> int:
   import jax.numpy as jnp  # noqa: PLC0415
 
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import compiler, evaluation, solvers  # noqa: PLC0415
+  from jaxcfr import compiler, evaluation, policies, solvers  # noqa: PLC0415
 
   try:
     game_spec = jaxcfr.load_game(args.game)
@@ -331,6 +321,20 @@ def _solve(args) -> int:
     f'{1000 * evaluation_seconds:.2f} ms',
     file=log,
   )
+  if args.policy_out:
+    policies.save_json(
+      args.policy_out,
+      game,
+      solvers.average_policy(state, game),
+      game=game.name,
+      algorithm=args.algorithm,
+      hyperparameters=hyperparameters,
+      iterations=done,
+      exploitability=result['exploitability'],
+      nash_conv=result['nash_conv'],
+      version=jaxcfr.__version__,
+    )
+    print(f'policy written to {args.policy_out}', file=log)
   if args.plot:
     _plot(args.plot, result)
     print(f'plot written to {args.plot}', file=log)
@@ -377,6 +381,8 @@ def _progress_bar(args, game):
 def _plot(path: str, result: dict) -> None:
   import matplotlib  # noqa: PLC0415
 
+  from jaxcfr import policies  # noqa: PLC0415
+
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # noqa: PLC0415
   import matplotlib.ticker  # noqa: PLC0415
@@ -397,7 +403,7 @@ def _plot(path: str, result: dict) -> None:
     axes.legend()
   figure.suptitle(f'{result["game"]}: final exploitability {result["exploitability"]:.3g}')
   figure.tight_layout()
-  _write_atomic(path, lambda file: figure.savefig(file, format='png', dpi=100))
+  policies.write_atomic(path, lambda file: figure.savefig(file, format='png', dpi=100))
   plt.close(figure)
 
 

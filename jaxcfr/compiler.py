@@ -245,7 +245,7 @@ def compile_game(
     if max_histories is not None and total > max_histories:
       raise base.GameError(
         f'{game} has more than {max_histories:,} histories (reached depth {depth + 1}); '
-        'raise the limit to compile it anyway'
+        'raise max_histories (--max-histories on the command line) to compile it anyway'
       )
     if progress is not None:
       progress(depth, total)

@@ -158,7 +158,7 @@ def test_exploitability_equals_openspiel_for_random_policies(spec, os_spec):
     )
     if game.num_players == 2:
       assert float(jaxcfr.exploitability(game, policy)) == pytest.approx(
-        pyspiel.exploitability(os_game, bridge.to_policy_dict(game, policy)), abs=1e-9
+        pyspiel.exploitability(os_game, jaxcfr.policies.to_dict(game, policy)), abs=1e-9
       )
 
 

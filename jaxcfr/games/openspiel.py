@@ -2,11 +2,17 @@
 
 `load("leduc_poker")` returns a pyspiel game, which `compile_game` walks like
 a native one: information-state keys are OpenSpiel's information-state
-strings. `to_tabular_policy` and `from_tabular_policy` convert `[I, A]`
-policies to and from OpenSpiel's `TabularPolicy` by those keys.
+strings (of the turn-based game, for simultaneous-move games).
+`to_tabular_policy` and `from_tabular_policy` convert `[I, A]` policies to
+and from OpenSpiel's `TabularPolicy` by those keys; `jaxcfr.policies.to_dict`
+gives the mapping that `pyspiel.exploitability` accepts.
 """
 
 from __future__ import annotations
+
+import contextlib
+import os
+import sys
 
 import numpy as np
 
@@ -19,6 +25,20 @@ def _pyspiel():
   except ImportError:
     raise GameError('OpenSpiel is not installed; install it with `pip install "jaxcfr[openspiel]"`') from None
   return pyspiel
+
+
+@contextlib.contextmanager
+def _silenced_stderr():
+  """Sends file descriptor 2 (where OpenSpiel's C++ writes) to /dev/null."""
+  sys.stderr.flush()
+  saved = os.dup(2)
+  try:
+    with open(os.devnull, 'wb') as devnull:
+      os.dup2(devnull.fileno(), 2)
+      yield
+  finally:
+    os.dup2(saved, 2)
+    os.close(saved)
 
 
 class OpenSpielGame:
@@ -45,10 +65,17 @@ def load(spec: str) -> OpenSpielGame:
   """Loads an OpenSpiel game string; simultaneous-move games become turn-based."""
   pyspiel = _pyspiel()
   try:
-    game = pyspiel.load_game(spec)
+    with _silenced_stderr():  # OpenSpiel prints its errors to stderr before raising them
+      game = pyspiel.load_game(spec)
   except pyspiel.SpielError as error:
-    raise GameError(f'OpenSpiel cannot load {spec!r}: {error}') from None
+    reason = str(error).split('. Available games')[0].strip()  # not the list of ~130 names
+    raise GameError(f'OpenSpiel cannot load {spec!r}: {reason}') from None
   game_type = game.get_type()
+  if game_type.dynamics not in (pyspiel.GameType.Dynamics.SEQUENTIAL, pyspiel.GameType.Dynamics.SIMULTANEOUS):
+    raise GameError(
+      f'{spec!r} has {game_type.dynamics.name.lower()} dynamics; only sequential and '
+      'simultaneous-move games can be compiled'
+    )
   if game_type.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
     game = pyspiel.convert_to_turn_based(game)
     game_type = game.get_type()
@@ -57,17 +84,6 @@ def load(spec: str) -> OpenSpielGame:
   if not game_type.provides_information_state_string:
     raise GameError(f'{spec!r} provides no information-state string')
   return OpenSpielGame(game, spec)
-
-
-def to_policy_dict(compiled, policy) -> dict[str, list[tuple[int, float]]]:
-  """`{information state: [(action, probability), ...]}` over legal actions,
-  the mapping `pyspiel.exploitability` and `pyspiel.nash_conv` accept."""
-  values = np.asarray(policy, np.float64)
-  legal = np.asarray(compiled.legal_mask)
-  return {
-    key: [(int(a), float(values[row, a])) for a in np.flatnonzero(legal[row])]
-    for row, key in enumerate(compiled.infoset_keys)
-  }
 
 
 def to_tabular_policy(compiled, policy, game):
