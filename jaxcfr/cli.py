@@ -60,6 +60,7 @@ def _finite_float(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog='jaxcfr', description='Solve imperfect-information games with CFR.')
+  parser.add_argument('--version', action='version', version=f'jaxcfr {_version()}')
   commands = parser.add_subparsers(dest='command', required=True)
 
   games = commands.add_parser('games', help='list the built-in games with their sizes')
@@ -101,6 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
   )
   solve.add_argument('--quiet', action='store_true', help='no progress bar')
   return parser
+
+
+def _version() -> str:
+  from importlib import metadata  # noqa: PLC0415
+
+  try:
+    return metadata.version('jaxcfr')
+  except metadata.PackageNotFoundError:
+    return 'unknown'
 
 
 def main(argv: list[str] | None = None) -> int:
