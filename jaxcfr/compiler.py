@@ -151,10 +151,10 @@ class _Layer:
 
   def __init__(self):
     self.states = []
-    self.parent = []  # (parent index, column)
+    self.parent = []  # (parent index, slot)
     self.infoset = []
     self.player = []
-    self.children = []  # per history: list of (column, probability or None)
+    self.children = []  # per history: (slot, chance probability or None) per child
     self.utility = []
 
 
