@@ -285,7 +285,7 @@ def _solve(args) -> int:
         args.seconds is not None and seconds >= args.seconds - 0.5 * per_iteration
       )
       if done >= next_eval or finished:
-        nash_conv, _ = evaluate(state, game)
+        nash_conv, values = jax.device_get(evaluate(state, game))  # the last one is the final result
         exploitability = float(nash_conv) / game.num_players
         curve.append({'iteration': done, 'seconds': seconds, 'exploitability': exploitability})
         if bar is not None:
@@ -300,7 +300,6 @@ def _solve(args) -> int:
     if bar is not None:
       bar.close()
 
-  nash_conv, values = (jax.device_get(x) for x in evaluate(state, game))
   result = {
     'game': game.name,
     'algorithm': args.algorithm,
