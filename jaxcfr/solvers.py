@@ -105,10 +105,7 @@ def chain(*transforms: RegretTransform) -> RegretTransform:
 def regret_matching(regret: jax.Array, legal_mask: jax.Array) -> jax.Array:
   """`[I, A]` policy proportional to positive regret; uniform over legal
   actions where no regret is positive."""
-  positive = jnp.where(legal_mask, jnp.maximum(regret, 0), 0)
-  total = positive.sum(-1, keepdims=True)
-  uniform = legal_mask / legal_mask.sum(-1, keepdims=True)
-  return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1), uniform.astype(regret.dtype))
+  return normalize_policy(jnp.maximum(regret, 0), legal_mask)
 
 
 def normalize_policy(weights: jax.Array, legal_mask: jax.Array) -> jax.Array:
