@@ -22,6 +22,7 @@ from jaxcfr.evaluation import (
   nash_conv,
 )
 from jaxcfr.games import GameError, load_game
+from jaxcfr.policies import Blueprint, load_policy
 from jaxcfr.solvers import (
   ALGORITHMS,
   CFRState,
@@ -46,6 +47,7 @@ __version__ = '0.1.0'
 
 __all__ = [
   'ALGORITHMS',
+  'Blueprint',
   'CFRState',
   'CompiledGame',
   'GameError',
@@ -68,6 +70,7 @@ __all__ = [
   'exploitability',
   'linear_cfr',
   'load_game',
+  'load_policy',
   'nash_conv',
   'pcfr_plus',
   'policies',

@@ -4,6 +4,10 @@
     jaxcfr solve GAME [--algorithm A] [--iterations N] [--seconds S] [--eval-every K]
                       [--seed S] [--dtype float32|float64] [--devices N] [--simultaneous]
                       [--alpha A --beta B --gamma G] [--json PATH|-] [--plot PNG]
+                      [--policy-out PATH.json|PATH.npz]
+                      [--checkpoint DIR [--checkpoint-every N] [--checkpoint-seconds S]
+                       [--keep-checkpoints K] [--resume]]
+    jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
 
 Bad input ends in one message on stderr and exit status 2; nothing is
 written unless the solve succeeds, and files are written atomically.
@@ -92,7 +96,25 @@ def build_parser() -> argparse.ArgumentParser:
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   solve.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
   solve.add_argument(
-    '--policy-out', metavar='PATH', help='write the average policy as JSON keyed by information state'
+    '--policy-out',
+    metavar='PATH',
+    help='write the average policy (the blueprint) keyed by information state: .json, or compact .npz',
+  )
+  solve.add_argument('--checkpoint', metavar='DIR', help='save the solver state to DIR (orbax) as it runs')
+  solve.add_argument(
+    '--checkpoint-every',
+    type=_positive_int,
+    metavar='N',
+    help='save every N iterations (default: 10 saves per run)',
+  )
+  solve.add_argument(
+    '--checkpoint-seconds', type=_positive_float, metavar='S', help='also save every S seconds'
+  )
+  solve.add_argument(
+    '--keep-checkpoints', type=_positive_int, default=3, metavar='K', help='keep the last K (3)'
+  )
+  solve.add_argument(
+    '--resume', action='store_true', help='continue from the newest checkpoint in --checkpoint DIR'
   )
   solve.add_argument(
     '--max-histories',
@@ -101,6 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
     help='refuse games with more histories than this',
   )
   solve.add_argument('--quiet', action='store_true', help='no progress bar')
+
+  evaluate = commands.add_parser('evaluate', help='exploitability, NashConv and value of a saved policy')
+  evaluate.add_argument('game', help='the game the policy was made for')
+  evaluate.add_argument('--policy', required=True, metavar='PATH', help='a policy file (.json or .npz)')
+  evaluate.add_argument(
+    '--dtype',
+    choices=('float32', 'float64'),
+    help='evaluation dtype (default: the one the policy was solved in)',
+  )
+  evaluate.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
+  evaluate.add_argument('--max-histories', type=_positive_int, default=50_000_000, help=argparse.SUPPRESS)
+  evaluate.add_argument('--quiet', action='store_true', help='no progress output')
   return parser
 
 
@@ -118,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
   try:
     if args.command == 'games':
       return _games(args)
+    if args.command == 'evaluate':
+      return _evaluate_command(args)
     return _solve(args)
   except UsageError as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)
@@ -183,7 +219,7 @@ def _games(args) -> int:
   return 0
 
 
-def _eval_schedule(total: int | None, every: int | None):
+def _eval_schedule(every: int | None):
   """Iteration counts at which to evaluate: multiples of `every`, or about
   ten log-spaced points per decade (1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, ...)."""
   if every is not None:
@@ -202,25 +238,34 @@ def _solve(args) -> int:
     args.iterations = DEFAULT_ITERATIONS
   if args.devices != 1:
     raise UsageError(f'full-width solvers run on one device; got --devices {args.devices}')
+  if args.resume and not args.checkpoint:
+    raise UsageError('--resume needs --checkpoint DIR')
   _check_writable(args.json, '--json')
   _check_writable(args.plot, '--plot')
   _check_writable(args.policy_out, '--policy-out')
   if args.plot and not args.plot.lower().endswith('.png'):
     raise UsageError(f'--plot writes a PNG file; got {args.plot!r}')
-  if args.policy_out and not args.policy_out.lower().endswith('.json'):
-    raise UsageError(f'--policy-out writes a .json file; got {args.policy_out!r}')
-  quiet_stdout = args.json == '-'
-  log = sys.stderr if quiet_stdout else sys.stdout
+  if args.policy_out and not args.policy_out.lower().endswith(('.json', '.npz')):
+    raise UsageError(f'--policy-out writes a .json or .npz file; got {args.policy_out!r}')
+  log = sys.stderr if args.json == '-' else sys.stdout
 
-  import jax  # noqa: PLC0415 (keep `jaxcfr --help` fast)
-
-  if args.dtype == 'float64':
-    jax.config.update('jax_enable_x64', True)
-  import jax.numpy as jnp  # noqa: PLC0415
-
+  jax, jnp = _import_jax(args.dtype)
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import compiler, evaluation, policies, solvers  # noqa: PLC0415
+  from jaxcfr import checkpoints, solvers  # noqa: PLC0415
 
+  checkpointer = None
+  if args.checkpoint:
+    try:
+      checkpointer = checkpoints.Checkpointer(args.checkpoint, keep=args.keep_checkpoints)
+      checkpointer.check_writable()
+      existing = checkpointer.steps()
+    except checkpoints.CheckpointError as error:
+      raise UsageError(str(error)) from None
+    if existing and not args.resume:
+      raise UsageError(
+        f'{args.checkpoint!r} already holds checkpoints (newest: iteration {existing[-1]}); '
+        'pass --resume to continue that run, or choose another directory'
+      )
   try:
     game_spec = jaxcfr.load_game(args.game)
     factory = solvers.ALGORITHMS[args.algorithm]
@@ -230,6 +275,201 @@ def _solve(args) -> int:
     solver = factory(**hyperparameters)
   except (jaxcfr.GameError, ValueError) as error:
     raise UsageError(str(error)) from None
+  game, compile_seconds = _compile(args, game_spec, log)
+
+  run_chunk = jax.jit(lambda state, g, n: solvers.run(solver, state, g, n))
+  evaluate = jax.jit(lambda state, g: _evaluate(solvers.average_policy(state, g), g))
+  jit_start = time.perf_counter()
+  state = solver.init(game)
+  run_chunk = run_chunk.lower(state, game, jnp.asarray(1, jnp.int32)).compile()
+  evaluate = evaluate.lower(state, game).compile()
+  jit_seconds = time.perf_counter() - jit_start
+  evaluation_seconds = _time_evaluation(jax, evaluate, state, game)
+
+  identity = {
+    'game': game.name,
+    'game_fingerprint': game.info.fingerprint,
+    'game_digest': checkpoints.game_digest(game),
+    'algorithm': args.algorithm,
+    'hyperparameters': hyperparameters,
+    'dtype': args.dtype,
+    'seed': args.seed,
+    'devices': 1,
+  }
+  done, seconds, curve = 0, 0.0, []
+  if checkpointer is not None and existing:
+    try:
+      state, saved = checkpointer.restore(state, identity)
+    except checkpoints.CheckpointError as error:
+      raise UsageError(str(error)) from None
+    done, seconds, curve = saved['iteration'], saved['seconds'], saved['curve']
+    print(f'resumed from {args.checkpoint} at iteration {done:,} ({seconds:.2f} solve seconds)', file=log)
+  elif args.resume:
+    print(f'no checkpoint in {args.checkpoint} yet; starting from iteration 0', file=log)
+
+  def save(state, done, seconds, curve):
+    progress = {'iteration': done, 'seconds': seconds, 'curve': curve}
+    try:
+      checkpointer.save(done, state, identity, progress, jaxcfr.__version__)
+    except checkpoints.CheckpointError as error:
+      raise UsageError(str(error)) from None
+
+  every = args.checkpoint_every
+  if checkpointer is not None and every is None and args.checkpoint_seconds is None:
+    if args.iterations is not None:
+      every = max(1, math.ceil(args.iterations / 10))
+    else:
+      args.checkpoint_seconds = 60.0
+  schedule = _eval_schedule(args.eval_every)
+  next_eval = next(schedule)
+  while next_eval <= done:
+    next_eval = next(schedule)
+  next_save = (done // every + 1) * every if every else None
+  last_save_time, saved_at = time.perf_counter(), done
+  per_iteration = None
+  bar = _progress_bar(args, done)
+  try:
+    while not _finished(args, done, seconds, per_iteration):
+      targets = [next_eval, args.iterations, next_save]
+      steps = min(t for t in targets if t is not None) - done
+      if args.seconds is not None and per_iteration is not None:
+        steps = max(1, min(steps, int((args.seconds - seconds) / per_iteration)))
+      start = time.perf_counter()
+      state = jax.block_until_ready(run_chunk(state, game, jnp.asarray(steps, jnp.int32)))
+      elapsed = time.perf_counter() - start
+      seconds += elapsed
+      done += steps
+      per_iteration = elapsed / steps
+      if done >= next_eval or _finished(args, done, seconds, per_iteration):
+        nash_conv, _ = jax.device_get(evaluate(state, game))
+        curve.append(
+          {'iteration': done, 'seconds': seconds, 'exploitability': float(nash_conv) / game.num_players}
+        )
+        if bar is not None:
+          bar.set_postfix_str(f'exploitability {curve[-1]["exploitability"]:.3g}')
+        while next_eval <= done:
+          next_eval = next(schedule)
+      if bar is not None:
+        bar.update(steps)
+      due = next_save is not None and done >= next_save
+      overdue = (
+        args.checkpoint_seconds is not None
+        and time.perf_counter() - last_save_time >= args.checkpoint_seconds
+      )
+      if checkpointer is not None and (due or overdue):
+        save(state, done, seconds, curve)
+        last_save_time, saved_at = time.perf_counter(), done
+        if every:
+          next_save = (done // every + 1) * every
+  except KeyboardInterrupt:
+    if checkpointer is not None and done > saved_at:
+      save(state, done, seconds, curve)
+      print(f'\ninterrupted; checkpoint saved at iteration {done:,}', file=sys.stderr)
+    raise
+  finally:
+    if bar is not None:
+      bar.close()
+  if checkpointer is not None:
+    if done > saved_at or not checkpointer.steps():
+      save(state, done, seconds, curve)
+    checkpointer.close()
+
+  nash_conv, values = jax.device_get(evaluate(state, game))
+  if not curve or curve[-1]['iteration'] != done:
+    curve.append(
+      {'iteration': done, 'seconds': seconds, 'exploitability': float(nash_conv) / game.num_players}
+    )
+  result = {
+    'game': game.name,
+    'algorithm': args.algorithm,
+    'hyperparameters': hyperparameters,
+    'iterations': done,
+    'seconds': seconds,
+    'compile_seconds': compile_seconds,
+    'jit_seconds': jit_seconds,
+    'evaluation_seconds': evaluation_seconds,
+    **_result_fields(game, nash_conv, values),
+    'devices': 1,
+    'backend': jax.default_backend(),
+    'dtype': args.dtype,
+    'seed': args.seed,
+    'version': jaxcfr.__version__,
+    'checkpoint': os.path.abspath(args.checkpoint) if args.checkpoint else None,
+    'curve': curve,
+  }
+  print(
+    f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s '
+    f'({1000 * seconds / max(done, 1):.3f} ms/iteration)\n'
+    f'exploitability {result["exploitability"]:.6g} (NashConv {result["nash_conv"]:.6g}), '
+    f'game value {result["game_value"]:.6f} for player 0; one exact evaluation takes '
+    f'{1000 * evaluation_seconds:.2f} ms',
+    file=log,
+  )
+  if args.policy_out:
+    from jaxcfr import policies  # noqa: PLC0415
+
+    policies.save(
+      args.policy_out,
+      game,
+      solvers.average_policy(state, game),
+      game=game.name,
+      algorithm=args.algorithm,
+      hyperparameters=hyperparameters,
+      iterations=done,
+      exploitability=result['exploitability'],
+      nash_conv=result['nash_conv'],
+      game_value=result['game_value'],
+      dtype=args.dtype,
+      game_fingerprint=game.info.fingerprint,
+      version=jaxcfr.__version__,
+    )
+    print(f'policy written to {args.policy_out}', file=log)
+  if args.plot:
+    _plot(args.plot, result)
+    print(f'plot written to {args.plot}', file=log)
+  if args.json:
+    _emit_json(args.json, result)
+    if args.json != '-':
+      print(f'JSON written to {args.json}', file=log)
+  return 0
+
+
+def _result_fields(game, nash_conv, values) -> dict:
+  return {
+    'exploitability': float(nash_conv) / game.num_players,
+    'nash_conv': float(nash_conv),
+    'game_value': float(values[0]),
+    'values': [float(v) for v in values],
+    'num_players': game.num_players,
+    'num_histories': game.num_histories,
+    'num_infosets': game.num_infosets,
+  }
+
+
+def _finished(args, done: int, seconds: float, per_iteration: float | None) -> bool:
+  if args.iterations is not None and done >= args.iterations:
+    return True
+  if args.seconds is None:
+    return False
+  margin = 0.5 * per_iteration if per_iteration is not None else 0.0
+  return seconds >= args.seconds - margin
+
+
+def _import_jax(dtype: str):
+  import jax  # noqa: PLC0415 (keep `jaxcfr --help` fast)
+
+  if dtype == 'float64':
+    jax.config.update('jax_enable_x64', True)
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  return jax, jnp
+
+
+def _compile(args, game_spec, log):
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  import jaxcfr  # noqa: PLC0415
+  from jaxcfr import compiler  # noqa: PLC0415
 
   progress = _CompileProgress(enabled=not args.quiet)
   try:
@@ -245,116 +485,67 @@ def _solve(args) -> int:
     f'{game.num_players} players; compiled in {compile_seconds:.2f} s',
     file=log,
   )
+  return game, compile_seconds
 
-  run_chunk = jax.jit(lambda state, g, n: solvers.run(solver, state, g, n))
-  evaluate = jax.jit(lambda state, g: _evaluate(evaluation, solvers.average_policy(state, g), g))
-  jit_start = time.perf_counter()
-  state = solver.init(game)
-  count = jnp.asarray(1, jnp.int32)
-  run_chunk = run_chunk.lower(state, game, count).compile()
-  evaluate = evaluate.lower(state, game).compile()
-  jit_seconds = time.perf_counter() - jit_start
-  evaluation_times = []
+
+def _time_evaluation(jax, evaluate, state, game) -> float:
+  """Median seconds of one exact evaluation (three runs)."""
+  times = []
   for _ in range(3):
     start = time.perf_counter()
     jax.block_until_ready(evaluate(state, game))
-    evaluation_times.append(time.perf_counter() - start)
-  evaluation_seconds = statistics.median(evaluation_times)
+    times.append(time.perf_counter() - start)
+  return statistics.median(times)
 
-  curve = []
-  seconds = 0.0
-  done = 0
-  schedule = _eval_schedule(args.iterations, args.eval_every)
-  next_eval = next(schedule)
-  per_iteration = None
-  bar = _progress_bar(args, game)
+
+def _evaluate_command(args) -> int:
+  _check_writable(args.json, '--json')
+  log = sys.stderr if args.json == '-' else sys.stdout
+  from jaxcfr import games, policies  # noqa: PLC0415
+
   try:
-    while True:
-      target = next_eval if args.iterations is None else min(next_eval, args.iterations)
-      steps = target - done
-      if args.seconds is not None and per_iteration is not None:
-        remaining = args.seconds - seconds
-        steps = max(1, min(steps, int(remaining / per_iteration)))
-      start = time.perf_counter()
-      state = jax.block_until_ready(run_chunk(state, game, jnp.asarray(steps, jnp.int32)))
-      elapsed = time.perf_counter() - start
-      seconds += elapsed
-      done += steps
-      per_iteration = elapsed / steps
-      finished = (args.iterations is not None and done >= args.iterations) or (
-        args.seconds is not None and seconds >= args.seconds - 0.5 * per_iteration
-      )
-      if done >= next_eval or finished:
-        nash_conv, values = jax.device_get(evaluate(state, game))  # the last one is the final result
-        exploitability = float(nash_conv) / game.num_players
-        curve.append({'iteration': done, 'seconds': seconds, 'exploitability': exploitability})
-        if bar is not None:
-          bar.set_postfix_str(f'exploitability {exploitability:.3g}')
-        while next_eval <= done:
-          next_eval = next(schedule)
-      if bar is not None:
-        bar.update(steps)
-      if finished:
-        break
-  finally:
-    if bar is not None:
-      bar.close()
+    blueprint = policies.load_policy(args.policy)
+    game_spec = games.load_game(args.game)
+  except games.GameError as error:
+    raise UsageError(str(error)) from None
+  if args.dtype is None:
+    recorded = blueprint.metadata.get('dtype')
+    args.dtype = recorded if recorded in ('float32', 'float64') else 'float64'
+  jax, jnp = _import_jax(args.dtype)
+  import jaxcfr  # noqa: PLC0415
 
+  game, compile_seconds = _compile(args, game_spec, log)
+  try:
+    policy = blueprint.policy_for(game)
+  except jaxcfr.GameError as error:
+    raise UsageError(f'{args.policy}: {error}') from None
+  policy = jnp.asarray(policy, game.dtype)
+  evaluate = jax.jit(_evaluate).lower(policy, game).compile()
+  nash_conv, values = jax.device_get(evaluate(policy, game))
+  evaluation_seconds = _time_evaluation(jax, evaluate, policy, game)
   result = {
     'game': game.name,
-    'algorithm': args.algorithm,
-    'hyperparameters': hyperparameters,
-    'iterations': done,
-    'seconds': seconds,
+    'policy': os.path.abspath(args.policy),
+    **_result_fields(game, nash_conv, values),
     'compile_seconds': compile_seconds,
-    'jit_seconds': jit_seconds,
     'evaluation_seconds': evaluation_seconds,
-    'exploitability': float(nash_conv) / game.num_players,
-    'nash_conv': float(nash_conv),
-    'game_value': float(values[0]),
-    'values': [float(v) for v in values],
-    'num_players': game.num_players,
-    'num_histories': game.num_histories,
-    'num_infosets': game.num_infosets,
-    'devices': 1,
-    'backend': jax.default_backend(),
     'dtype': args.dtype,
-    'seed': args.seed,
+    'policy_metadata': {k: v for k, v in blueprint.metadata.items() if k not in ('format', 'format_version')},
     'version': jaxcfr.__version__,
-    'curve': curve,
   }
   print(
-    f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s ({1000 * seconds / done:.3f} ms/iteration)\n'
     f'exploitability {result["exploitability"]:.6g} (NashConv {result["nash_conv"]:.6g}), '
-    f'game value {result["game_value"]:.6f} for player 0; one exact evaluation takes '
-    f'{1000 * evaluation_seconds:.2f} ms',
+    f'game value {result["game_value"]:.6f} for player 0',
     file=log,
   )
-  if args.policy_out:
-    policies.save_json(
-      args.policy_out,
-      game,
-      solvers.average_policy(state, game),
-      game=game.name,
-      algorithm=args.algorithm,
-      hyperparameters=hyperparameters,
-      iterations=done,
-      exploitability=result['exploitability'],
-      nash_conv=result['nash_conv'],
-      version=jaxcfr.__version__,
-    )
-    print(f'policy written to {args.policy_out}', file=log)
-  if args.plot:
-    _plot(args.plot, result)
-    print(f'plot written to {args.plot}', file=log)
   if args.json:
     _emit_json(args.json, result)
-    if args.json != '-':
-      print(f'JSON written to {args.json}', file=log)
   return 0
 
 
-def _evaluate(evaluation, policy, game):
+def _evaluate(policy, game):
+  from jaxcfr import evaluation  # noqa: PLC0415
+
   values = evaluation.expected_values(game, policy)
   return (evaluation.best_response_values(game, policy) - values).sum(), values
 
@@ -378,13 +569,20 @@ class _CompileProgress:
       sys.stderr.write('\n')
 
 
-def _progress_bar(args, game):
+def _progress_bar(args, done: int):
   if args.quiet:
     return None
   from tqdm import tqdm  # noqa: PLC0415
 
-  total = args.iterations
-  return tqdm(total=total, desc=args.algorithm, unit='it', file=sys.stderr, disable=None, leave=False)
+  return tqdm(
+    total=args.iterations,
+    initial=done,
+    desc=args.algorithm,
+    unit='it',
+    file=sys.stderr,
+    disable=None,
+    leave=False,
+  )
 
 
 def _plot(path: str, result: dict) -> None:
