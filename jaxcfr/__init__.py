@@ -11,7 +11,7 @@ exact evaluation on them:
     jaxcfr.exploitability(game, policy)
 """
 
-from jaxcfr import policies
+from jaxcfr import checkpoints, mccfr, policies
 from jaxcfr.compiler import CompiledGame, GameInfo, compile_game
 from jaxcfr.evaluation import (
   best_response_policy,
@@ -56,6 +56,7 @@ __all__ = [
   'accumulate',
   'average_policy',
   'best_response_policy',
+  'checkpoints',
   'best_response_value',
   'best_response_values',
   'cfr',
@@ -71,6 +72,7 @@ __all__ = [
   'linear_cfr',
   'load_game',
   'load_policy',
+  'mccfr',
   'nash_conv',
   'pcfr_plus',
   'policies',

@@ -8,6 +8,7 @@
                       [--checkpoint DIR [--checkpoint-every N] [--checkpoint-seconds S]
                        [--keep-checkpoints K] [--resume]]
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
+    jaxcfr abstract [--profile default|small] [--buckets 169,200,200,200] --out DIR  (see abstractions/)
 
 Bad input ends in one message on stderr and exit status 2; nothing is
 written unless the solve succeeds, and files are written atomically.
@@ -23,7 +24,9 @@ import statistics
 import sys
 import time
 
-ALGORITHM_NAMES = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
+FULL_WIDTH = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
+SAMPLED = ('es-mccfr', 'os-mccfr')
+ALGORITHM_NAMES = FULL_WIDTH + SAMPLED
 DEFAULT_ALGORITHM = 'dcfr'
 DEFAULT_ITERATIONS = 1000
 
@@ -39,6 +42,16 @@ def _positive_int(text: str) -> int:
     raise argparse.ArgumentTypeError(f'expected a positive integer, got {text!r}') from None
   if value <= 0:
     raise argparse.ArgumentTypeError(f'expected a positive integer, got {value}')
+  return value
+
+
+def _nonnegative_int(text: str) -> int:
+  try:
+    value = int(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f'expected a non-negative integer, got {text!r}') from None
+  if value < 0:
+    raise argparse.ArgumentTypeError(f'expected a non-negative integer, got {value}')
   return value
 
 
@@ -86,13 +99,43 @@ def build_parser() -> argparse.ArgumentParser:
   )
   solve.add_argument('--seed', type=int, default=0, help='PRNG seed (full-width solvers are deterministic)')
   solve.add_argument('--dtype', default='float32', choices=('float32', 'float64'))
-  solve.add_argument('--devices', type=_positive_int, default=1, help='devices to use (full-width: 1)')
+  solve.add_argument(
+    '--devices',
+    type=_positive_int,
+    default=1,
+    help='devices to split MCCFR batches over (on a CPU, one per core helps; full-width: 1)',
+  )
   solve.add_argument(
     '--simultaneous', action='store_true', help='simultaneous instead of alternating updates'
   )
   solve.add_argument('--alpha', type=_finite_float, default=1.5, help='DCFR positive-regret discount (1.5)')
   solve.add_argument('--beta', type=_finite_float, default=0.0, help='DCFR negative-regret discount (0)')
   solve.add_argument('--gamma', type=_finite_float, default=2.0, help='DCFR averaging power (2)')
+  sampled = solve.add_argument_group('sampled MCCFR (es-mccfr, os-mccfr)')
+  sampled.add_argument(
+    '--batch-size', type=_positive_int, default=1024, help='traversals per player per iteration'
+  )
+  sampled.add_argument('--exploration', type=_finite_float, default=0.6, help='os-mccfr exploration (0.6)')
+  sampled.add_argument(
+    '--linear-until',
+    type=_nonnegative_int,
+    default=10**9,
+    metavar='N',
+    help='linear weighting (Pluribus discounting) until iteration N; 0 turns it off (default: always)',
+  )
+  sampled.add_argument(
+    '--discount-interval', type=_positive_int, default=1, metavar='N', help='discount every N'
+  )
+  sampled.add_argument(
+    '--prune-threshold', type=_finite_float, help='es-mccfr: prune actions with regret below this'
+  )
+  sampled.add_argument(
+    '--prune-probability', type=_finite_float, default=0.95, help='share of pruned traversals'
+  )
+  sampled.add_argument(
+    '--prune-after', type=_nonnegative_int, default=0, metavar='N', help='no pruning before N'
+  )
+  sampled.add_argument('--regret-floor', type=_finite_float, help='regrets never fall below this')
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   solve.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
   solve.add_argument(
@@ -135,6 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
   evaluate.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   evaluate.add_argument('--max-histories', type=_positive_int, default=50_000_000, help=argparse.SUPPRESS)
   evaluate.add_argument('--quiet', action='store_true', help='no progress output')
+
+  try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
+    from abstractions import cli as abstract_cli  # noqa: PLC0415
+  except ImportError:
+    pass
+  else:
+    abstract_cli.add_parser(commands)
   return parser
 
 
@@ -154,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
       return _games(args)
     if args.command == 'evaluate':
       return _evaluate_command(args)
+    if args.command == 'abstract':
+      return _abstract(args)
     return _solve(args)
   except UsageError as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)
@@ -236,7 +288,8 @@ def _eval_schedule(every: int | None):
 def _solve(args) -> int:
   if args.iterations is None and args.seconds is None:
     args.iterations = DEFAULT_ITERATIONS
-  if args.devices != 1:
+  sampled = args.algorithm in SAMPLED
+  if args.devices != 1 and not sampled:
     raise UsageError(f'full-width solvers run on one device; got --devices {args.devices}')
   if args.resume and not args.checkpoint:
     raise UsageError('--resume needs --checkpoint DIR')
@@ -249,9 +302,9 @@ def _solve(args) -> int:
     raise UsageError(f'--policy-out writes a .json or .npz file; got {args.policy_out!r}')
   log = sys.stderr if args.json == '-' else sys.stdout
 
-  jax, jnp = _import_jax(args.dtype)
+  jax, jnp = _import_jax(args.dtype, devices=args.devices)
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import checkpoints, solvers  # noqa: PLC0415
+  from jaxcfr import checkpoints, mccfr, solvers  # noqa: PLC0415
 
   checkpointer = None
   if args.checkpoint:
@@ -268,19 +321,24 @@ def _solve(args) -> int:
       )
   try:
     game_spec = jaxcfr.load_game(args.game)
-    factory = solvers.ALGORITHMS[args.algorithm]
-    hyperparameters = {'alternating': not args.simultaneous}
-    if args.algorithm == 'dcfr':
-      hyperparameters.update(alpha=args.alpha, beta=args.beta, gamma=args.gamma)
-    solver = factory(**hyperparameters)
+    if sampled:
+      hyperparameters = _sampled_hyperparameters(args)
+      solver = mccfr.ALGORITHMS[args.algorithm](devices=args.devices, **hyperparameters)
+      module, init = mccfr, lambda g: solver.init(g, jax.random.key(args.seed))
+    else:
+      hyperparameters = {'alternating': not args.simultaneous}
+      if args.algorithm == 'dcfr':
+        hyperparameters.update(alpha=args.alpha, beta=args.beta, gamma=args.gamma)
+      solver = solvers.ALGORITHMS[args.algorithm](**hyperparameters)
+      module, init = solvers, solver.init
   except (jaxcfr.GameError, ValueError) as error:
     raise UsageError(str(error)) from None
   game, compile_seconds = _compile(args, game_spec, log)
 
-  run_chunk = jax.jit(lambda state, g, n: solvers.run(solver, state, g, n))
-  evaluate = jax.jit(lambda state, g: _evaluate(solvers.average_policy(state, g), g))
+  run_chunk = jax.jit(lambda state, g, n: module.run(solver, state, g, n))
+  evaluate = jax.jit(lambda state, g: _evaluate(module.average_policy(state, g), g))
   jit_start = time.perf_counter()
-  state = solver.init(game)
+  state = init(game)
   run_chunk = run_chunk.lower(state, game, jnp.asarray(1, jnp.int32)).compile()
   evaluate = evaluate.lower(state, game).compile()
   jit_seconds = time.perf_counter() - jit_start
@@ -294,7 +352,7 @@ def _solve(args) -> int:
     'hyperparameters': hyperparameters,
     'dtype': args.dtype,
     'seed': args.seed,
-    'devices': 1,
+    'devices': args.devices,
   }
   done, seconds, curve = 0, 0.0, []
   if checkpointer is not None and existing:
@@ -389,7 +447,7 @@ def _solve(args) -> int:
     'jit_seconds': jit_seconds,
     'evaluation_seconds': evaluation_seconds,
     **_result_fields(game, nash_conv, values),
-    'devices': 1,
+    'devices': args.devices,
     'backend': jax.default_backend(),
     'dtype': args.dtype,
     'seed': args.seed,
@@ -397,9 +455,16 @@ def _solve(args) -> int:
     'checkpoint': os.path.abspath(args.checkpoint) if args.checkpoint else None,
     'curve': curve,
   }
+  sampling = ''
+  if sampled:
+    result['batch_size'] = args.batch_size
+    result['trajectories'] = done * args.batch_size * game.num_players
+    sampling = (
+      f', {result["trajectories"]:,} traversals, {result["trajectories"] / max(seconds, 1e-9):,.0f}/s'
+    )
   print(
     f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s '
-    f'({1000 * seconds / max(done, 1):.3f} ms/iteration)\n'
+    f'({1000 * seconds / max(done, 1):.3f} ms/iteration{sampling})\n'
     f'exploitability {result["exploitability"]:.6g} (NashConv {result["nash_conv"]:.6g}), '
     f'game value {result["game_value"]:.6f} for player 0; one exact evaluation takes '
     f'{1000 * evaluation_seconds:.2f} ms',
@@ -411,7 +476,7 @@ def _solve(args) -> int:
     policies.save(
       args.policy_out,
       game,
-      solvers.average_policy(state, game),
+      module.average_policy(state, game),
       game=game.name,
       algorithm=args.algorithm,
       hyperparameters=hyperparameters,
@@ -432,6 +497,31 @@ def _solve(args) -> int:
     if args.json != '-':
       print(f'JSON written to {args.json}', file=log)
   return 0
+
+
+def _abstract(args) -> int:
+  from abstractions import AbstractionError  # noqa: PLC0415
+  from abstractions import cli as abstract_cli  # noqa: PLC0415
+
+  try:
+    return abstract_cli.run(args)
+  except AbstractionError as error:
+    raise UsageError(str(error)) from None
+
+
+def _sampled_hyperparameters(args) -> dict:
+  hyperparameters = {
+    'batch_size': args.batch_size,
+    'linear_until': args.linear_until,
+    'discount_interval': args.discount_interval,
+    'prune_threshold': args.prune_threshold,
+    'prune_probability': args.prune_probability,
+    'prune_after': args.prune_after,
+    'regret_floor': args.regret_floor,
+  }
+  if args.algorithm == 'os-mccfr':
+    hyperparameters['exploration'] = args.exploration
+  return hyperparameters
 
 
 def _result_fields(game, nash_conv, values) -> dict:
@@ -455,7 +545,12 @@ def _finished(args, done: int, seconds: float, per_iteration: float | None) -> b
   return seconds >= args.seconds - margin
 
 
-def _import_jax(dtype: str):
+def _import_jax(dtype: str, devices: int = 1):
+  flags = os.environ.get('XLA_FLAGS', '')
+  if devices > 1 and 'xla_force_host_platform_device_count' not in flags:
+    # On a CPU, N host devices run N traversal shards on N threads (cores); other backends ignore
+    # this. It takes effect if no JAX backend has started yet (importing jax starts none).
+    os.environ['XLA_FLAGS'] = f'{flags} --xla_force_host_platform_device_count={devices}'.strip()
   import jax  # noqa: PLC0415 (keep `jaxcfr --help` fast)
 
   if dtype == 'float64':

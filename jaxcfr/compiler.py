@@ -90,6 +90,10 @@ class CompiledGame:
   player_depths: tuple[tuple[int, ...], ...]  # per player, the depths where it acts
   depth_consistent: bool  # every infoset's histories share one depth
   infoset_offsets: tuple[int, ...]  # [D + 1]: infosets of depth d are offsets[d]:offsets[d+1] (with members)
+  # Per player p, per depth d: the most depth-d histories one external-sampling traversal for p
+  # visits (p's actions enumerated, chance and opponents sampled): sampled MCCFR's frontier widths.
+  sampled_widths: tuple[tuple[int, ...], ...]
+  chance_depths: tuple[int, ...]  # depths that hold chance histories
   info: GameInfo
 
   @property
@@ -141,6 +145,8 @@ _META_FIELDS = (
   'player_depths',
   'depth_consistent',
   'infoset_offsets',
+  'sampled_widths',
+  'chance_depths',
   'info',
 )
 jax.tree_util.register_dataclass(CompiledGame, data_fields=list(_DATA_FIELDS), meta_fields=list(_META_FIELDS))
@@ -384,8 +390,24 @@ def _assemble(
     ),
     depth_consistent=bool(depth_consistent),
     infoset_offsets=offsets if members else (),
+    sampled_widths=tuple(_sampled_widths(player, child, sizes, p) for p in range(num_players)),
+    chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
     info=info,
   )
+
+
+def _sampled_widths(player, child, sizes, traverser: int) -> tuple[int, ...]:
+  """Per depth t, an upper bound on the depth-t histories one external-sampling
+  traversal for `traverser` visits: counting up from depth t, a traverser's
+  history adds its children's counts, any other history takes the largest."""
+  count = np.ones((sizes[-1] + 1, 1), np.int32)  # [H_d + 1, D - d]: a padding row of zeros last
+  count[-1] = 0
+  for d in reversed(range(len(sizes) - 1)):
+    below = count[child[d]]  # [H_d, W_d, D - d - 1]
+    here = np.where((player[d] == traverser)[:, None], below.sum(1), below.max(1, initial=0))
+    count = np.concatenate([np.ones((sizes[d], 1), np.int32), here], axis=1)
+    count = np.concatenate([count, np.zeros((1, count.shape[1]), np.int32)])
+  return tuple(int(max(c, 1)) for c in count[0])
 
 
 def timed_compile(game, **kwargs) -> tuple[CompiledGame, float]:

@@ -33,18 +33,24 @@ def to_actions(game: CompiledGame, values: jax.Array) -> jax.Array:
   return jnp.take_along_axis(padded, index, axis=1)
 
 
-def transition_probs(game: CompiledGame, policy: jax.Array) -> list[jax.Array]:
-  """Per depth `[H_d, W_d]`: the policy's probabilities at decision histories
-  (by slot), chance probabilities at chance histories, zeros at terminals."""
+def transition_table(game: CompiledGame, policy: jax.Array) -> jax.Array:
+  """`[I + 1 + C, width]`, the rows `CompiledGame.row` indexes: the policy by slot
+  at each infoset, a zero row (terminals), the chance distributions."""
   slots = to_slots(game, policy)  # [I, L]
   chance = game.chance_table.astype(policy.dtype)  # [C, W_c]
   width = max(*game.widths, slots.shape[1], chance.shape[1])
-  table = jnp.concatenate(
-    [  # [I + 1 + C, width]: see `CompiledGame.row`
+  return jnp.concatenate(
+    [
       jnp.pad(slots, ((0, 1), (0, width - slots.shape[1]))),
       jnp.pad(chance, ((0, 0), (0, width - chance.shape[1]))),
     ]
   )
+
+
+def transition_probs(game: CompiledGame, policy: jax.Array) -> list[jax.Array]:
+  """Per depth `[H_d, W_d]`: the policy's probabilities at decision histories
+  (by slot), chance probabilities at chance histories, zeros at terminals."""
+  table = transition_table(game, policy)
   return [gather(table[:, : game.widths[d]], game.row[d]) for d in range(game.num_depths)]
 
 
