@@ -1,0 +1,97 @@
+"""abstractions: hold'em card and bet abstraction for jaxcfr.
+
+Cards are ids 0..51, `4 * rank + suit` (rank 0 = deuce ... 12 = ace).
+
+    import abstractions
+    abstractions.hand_rank(cards)               # [..., 5|6|7] -> int32 [...], higher is stronger
+    abstractions.preflop_class(hole)            # [..., 2] -> 0..168
+    abstractions.canonical_index(cards, 'flop') # suit-isomorphism class of (hole, board)
+    tables = abstractions.load('tables/')       # built by `jaxcfr abstract --out tables/`
+    tables.buckets_of(hole, board)              # [..., 4] buckets per street, jittable
+
+Depends on jaxcfr's environment (JAX, NumPy, tqdm); jaxcfr never imports it.
+"""
+
+from abstractions.betting import (
+  Action,
+  BetAbstraction,
+  BettingState,
+  NoLimitRules,
+  apply_action,
+  initial_state,
+  is_legal,
+  legal_actions,
+  min_raise_to,
+  pseudo_harmonic,
+  translate,
+)
+from abstractions.clustering import (
+  KMeansResult,
+  assign,
+  cdf,
+  emd,
+  kmeans,
+  kmeans_plus_plus,
+  percentile_buckets,
+  percentile_thresholds,
+)
+from abstractions.evaluator import CATEGORIES, NUM_HAND_VALUES, hand_category, hand_rank
+from abstractions.features import HOLES, board_equities, equity, hole_index
+from abstractions.isomorphism import STREETS, HandIndexer, canonical_index, hand_indexer, preflop_class
+from abstractions.tables import (
+  PROFILES,
+  Abstraction,
+  AbstractionError,
+  BuildSettings,
+  board_classes,
+  build_tables,
+  fingerprint,
+  load,
+  load_metadata,
+  save,
+)
+
+__all__ = [
+  'CATEGORIES',
+  'HOLES',
+  'NUM_HAND_VALUES',
+  'PROFILES',
+  'STREETS',
+  'Abstraction',
+  'AbstractionError',
+  'Action',
+  'BetAbstraction',
+  'BettingState',
+  'BuildSettings',
+  'HandIndexer',
+  'KMeansResult',
+  'NoLimitRules',
+  'apply_action',
+  'assign',
+  'board_classes',
+  'board_equities',
+  'build_tables',
+  'canonical_index',
+  'cdf',
+  'emd',
+  'equity',
+  'fingerprint',
+  'hand_category',
+  'hand_indexer',
+  'hand_rank',
+  'hole_index',
+  'initial_state',
+  'is_legal',
+  'kmeans',
+  'kmeans_plus_plus',
+  'legal_actions',
+  'load',
+  'load_metadata',
+  'min_raise_to',
+  'percentile_buckets',
+  'percentile_thresholds',
+  'preflop_class',
+  'pseudo_harmonic',
+  'save',
+  'translate',
+]

@@ -1,0 +1,179 @@
+"""Card-abstraction tables: feature batches against direct computation, saving
+and loading with their metadata, jitted lookups, clear errors, and the CLI."""
+
+import argparse
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import abstractions
+from abstractions import cli, tables
+from abstractions.features import HOLES
+
+SIZES = {s: abstractions.hand_indexer(s).size for s in ('flop', 'turn', 'river')}
+
+
+@pytest.fixture(scope='module')
+def synthetic(tmp_path_factory):
+  """Tables whose bucket is a known function of the canonical index, saved once."""
+  buckets = (169, 7, 11, 13)
+  data = {
+    'preflop': np.arange(169, dtype=np.uint8),
+    'flop': (np.arange(SIZES['flop'], dtype=np.int32) % 7).astype(np.uint8),
+    'turn': (np.arange(SIZES['turn'], dtype=np.int32) % 11).astype(np.uint8),
+    'river': (np.arange(SIZES['river'], dtype=np.int32) % 13).astype(np.uint8),
+  }
+  metadata = {'format': tables.FORMAT_VERSION, 'buckets': list(buckets), 'seed': 0}
+  out = tmp_path_factory.mktemp('abstraction') / 'tables'
+  fingerprint = tables.save(data, metadata, out)
+  return out, data, fingerprint
+
+
+def test_save_and_load_round_trip(synthetic):
+  out, data, fingerprint = synthetic
+  assert sorted(os.listdir(out)) == ['metadata.json', 'tables.npz']
+  assert not [p for p in os.listdir(out.parent) if p.startswith('.abstraction')]  # no staging left behind
+  loaded = abstractions.load(out)
+  assert loaded.buckets == (169, 7, 11, 13) and loaded.fingerprint == fingerprint
+  for street in abstractions.STREETS:
+    np.testing.assert_array_equal(np.asarray(getattr(loaded, street)), data[street])
+  assert abstractions.load_metadata(out)['fingerprint'] == fingerprint
+
+
+def test_lookup_inside_jit(synthetic):
+  loaded = abstractions.load(synthetic[0], verify=False)
+  rng = np.random.default_rng(0)
+  deals = np.argsort(rng.random((500, 52)), axis=1)[:, :7].astype(np.int32)
+  hole, board = deals[:, :2], deals[:, 2:]
+  buckets = np.asarray(jax.jit(lambda t, h, b: t.buckets_of(h, b))(loaded, hole, board))
+  assert buckets.shape == (500, 4)
+  np.testing.assert_array_equal(buckets[:, 0], np.asarray(abstractions.preflop_class(hole)))
+  for column, (street, n, k) in enumerate([('flop', 3, 7), ('turn', 4, 11), ('river', 5, 13)], start=1):
+    index = np.asarray(abstractions.canonical_index(deals[:, : 2 + n], street))
+    np.testing.assert_array_equal(buckets[:, column], index % k)
+  # A suit permutation of the deal changes no bucket.
+  permuted = (deals >> 2) * 4 + np.array([2, 0, 3, 1])[deals & 3]
+  np.testing.assert_array_equal(np.asarray(loaded.buckets_of(permuted[:, :2], permuted[:, 2:])), buckets)
+
+
+def test_load_errors(synthetic, tmp_path):
+  out, data, _ = synthetic
+  with pytest.raises(abstractions.AbstractionError, match='missing metadata.json'):
+    abstractions.load(tmp_path / 'nowhere')
+  broken = tmp_path / 'broken'
+  broken.mkdir()
+  (broken / 'metadata.json').write_text('{not json')
+  with pytest.raises(abstractions.AbstractionError, match='cannot read'):
+    abstractions.load(broken)
+  (broken / 'metadata.json').write_text(
+    json.dumps({'format': tables.FORMAT_VERSION, 'buckets': [169, 7, 11, 13]})
+  )
+  with pytest.raises(abstractions.AbstractionError, match='tables.npz'):
+    abstractions.load(broken)
+  # Tables that do not match their fingerprint.
+  metadata = abstractions.load_metadata(out)
+  changed = dict(data, flop=np.roll(data['flop'], 1))
+  np.savez(broken / 'tables.npz', **changed)
+  (broken / 'metadata.json').write_text(json.dumps(metadata))
+  with pytest.raises(abstractions.AbstractionError, match='fingerprint'):
+    abstractions.load(broken)
+  # A bucket beyond the stated size.
+  with pytest.raises(abstractions.AbstractionError, match='outside'):
+    tables.save(data, dict(metadata, buckets=[169, 7, 11, 12]), tmp_path / 'bad')
+  assert not (tmp_path / 'bad').exists()
+  assert issubclass(abstractions.AbstractionError, ValueError)
+
+
+def test_board_classes():
+  boards, weights = abstractions.board_classes(3)
+  assert len(boards) == 1755 and weights.sum() == 22_100
+  assert sorted(set(weights.tolist())) == [4, 12, 24]
+
+
+def test_river_batch_matches_board_equities():
+  boards = np.array([[0, 5, 10, 20, 51], [3, 7, 11, 15, 19]], np.int32)
+  index, code, valid = (np.asarray(x) for x in tables._river_batch(jnp.asarray(boards)))
+  equity, valid2 = (np.asarray(x) for x in abstractions.board_equities(boards))
+  np.testing.assert_array_equal(valid, valid2)
+  np.testing.assert_array_equal(code[valid], np.round(equity[valid] * tables.EQUITY_STEPS))
+  deals = np.concatenate(
+    [np.broadcast_to(HOLES, (2, 1326, 2)), np.broadcast_to(boards[:, None], (2, 1326, 5))], -1
+  )
+  np.testing.assert_array_equal(index, np.asarray(abstractions.canonical_index(deals, 'river')))
+
+
+def test_turn_features_match_direct_equities():
+  """The turn histogram and EHS of a few hands against brute-force river equities."""
+  board = np.array([1, 14, 27, 40], np.int32)
+  rivers = np.setdiff1d(np.arange(52), board).astype(np.int32)  # [48]
+  river_code = np.zeros(SIZES['river'], np.uint16)
+  boards5 = np.concatenate([np.broadcast_to(board, (48, 4)), rivers[:, None]], 1)
+  index, code, valid = (np.asarray(x) for x in tables._river_batch(jnp.asarray(boards5)))
+  river_code[index[valid]] = code[valid]
+  batch = tables._features_batch('turn', 10)
+  turn_index, histogram, ehs, ehs2, valid = (
+    np.asarray(x) for x in batch(jnp.asarray(board[None]), jnp.asarray(rivers[None]), jnp.asarray(river_code))
+  )
+  assert valid.sum() == 1128
+  for h in [0, 400, 1325]:
+    if not valid[0, h]:
+      continue
+    free = [r for r in rivers if r not in HOLES[h]]
+    direct = np.asarray(
+      abstractions.equity(
+        np.broadcast_to(HOLES[h], (46, 2)),
+        np.concatenate([np.broadcast_to(board, (46, 4)), np.array(free)[:, None]], 1),
+      )
+    )
+    assert ehs[0, h] == pytest.approx(direct.mean(), abs=1e-5)
+    assert ehs2[0, h] == pytest.approx((direct**2).mean(), abs=1e-5)
+    np.testing.assert_array_equal(
+      histogram[0, h], np.bincount(np.minimum((direct * 10).astype(int), 9), minlength=10)
+    )
+  assert turn_index[0, 0] == int(abstractions.canonical_index(np.concatenate([HOLES[0], board]), 'turn'))
+
+
+def test_build_settings_validation():
+  with pytest.raises(abstractions.AbstractionError, match='169'):
+    abstractions.BuildSettings(buckets=(200, 200, 200, 200))
+  with pytest.raises(abstractions.AbstractionError, match='four positive'):
+    abstractions.BuildSettings(buckets=(169, 0, 200, 200))
+
+
+def cli_args(*argv):
+  parser = argparse.ArgumentParser(prog='jaxcfr')
+  cli.add_parser(parser.add_subparsers(dest='command', required=True))
+  return parser.parse_args(['abstract', *argv])
+
+
+def test_cli_arguments():
+  settings = cli.settings_from_args(cli_args('--out', 'x', '--profile', 'small'))
+  assert settings.buckets == (8, 12, 12, 8) and settings.turn_rivers == 8
+  settings = cli.settings_from_args(
+    cli_args('--out', 'x', '--buckets', '169,50,60,70', '--turn-rivers', '48')
+  )
+  assert (
+    settings.buckets == (169, 50, 60, 70) and settings.turn_rivers == 48 and settings.kmeans_iterations == 20
+  )
+  for bad in ['1,2,3', 'a,b,c,d', '169,0,1,1', '170,1,1,1']:
+    with pytest.raises(abstractions.AbstractionError):
+      cli.run(cli_args('--out', 'x', '--buckets', bad, '--quiet'))
+
+
+@pytest.mark.slow
+def test_small_profile_build(tmp_path):
+  out = tmp_path / 'small'
+  assert cli.run(cli_args('--profile', 'small', '--out', str(out), '--quiet')) == 0
+  loaded = abstractions.load(out)
+  metadata = abstractions.load_metadata(out)
+  assert loaded.buckets == (8, 12, 12, 8) and metadata['profile'] == 'small'
+  for street, k in zip(abstractions.STREETS, loaded.buckets, strict=True):
+    counts = np.bincount(np.asarray(getattr(loaded, street)), minlength=k)
+    assert len(counts) == k and (counts > 0).all()
+  aces = 13 * 12 + 12
+  assert metadata['preflop_equity'][aces] == pytest.approx(0.8520, abs=2e-3)  # AA against a random hand
+  assert int(loaded.preflop[aces]) == 7  # the top percentile bucket
