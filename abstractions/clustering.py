@@ -134,14 +134,47 @@ def kmeans(
 
 
 def percentile_thresholds(values: np.ndarray, weights: np.ndarray | None, k: int) -> np.ndarray:
-  """K - 1 thresholds [K - 1] splitting values into K buckets of equal (weighted) mass."""
+  """K - 1 nondecreasing thresholds [K - 1] splitting values into K buckets of about equal (weighted)
+  mass; bucket b holds the values v with thresholds[b - 1] < v <= thresholds[b] (`percentile_buckets`).
+
+  Works on the sorted distinct values (those of positive weight) with their summed
+  weights, so ties never straddle a bucket boundary: each distinct value goes to the
+  bucket at the middle of its share of the cumulative weight. When that leaves a
+  bucket empty (a heavy tie spans more than one bucket's mass) and there are at least
+  K distinct values, the boundaries are moved so that every bucket receives at least
+  one distinct value, keeping the order (a higher value never gets a lower bucket).
+  With fewer than K distinct values the top buckets stay empty. Deterministic.
+  """
   values = np.asarray(values, np.float64).ravel()
   weights = np.ones_like(values) if weights is None else np.asarray(weights, np.float64).ravel()
-  order = np.argsort(values, kind='stable')
-  mass = np.cumsum(weights[order])
-  mass /= mass[-1]
-  cuts = np.searchsorted(mass, np.arange(1, k) / k, side='left')
-  return values[order][np.minimum(cuts, len(values) - 1)]
+  if k <= 1:
+    return np.zeros(0, np.float64)
+  distinct, inverse = np.unique(values, return_inverse=True)
+  mass = np.bincount(inverse.ravel(), weights=weights, minlength=len(distinct))
+  if (mass > 0).any():
+    distinct, mass = distinct[mass > 0], mass[mass > 0]
+  else:
+    mass = np.ones_like(distinct)
+  buckets = distinct_buckets(mass, k)
+  # The largest value of each bucket; a bucket left empty repeats the previous threshold.
+  last = np.searchsorted(buckets, np.arange(k - 1), side='right') - 1  # [K - 1] index of the last member
+  return distinct[np.maximum(last, 0)]
+
+
+def distinct_buckets(mass: np.ndarray, k: int) -> np.ndarray:
+  """Buckets int64 [M] of M sorted distinct values with masses [M] (all positive): nondecreasing,
+  in steps of at most one, from 0, covering all K buckets when M >= K (else 0..M - 1)."""
+  mass = np.asarray(mass, np.float64)
+  m = len(mass)
+  cumulative = np.cumsum(mass)
+  middle = (cumulative - 0.5 * mass) / cumulative[-1]
+  buckets = np.minimum(np.floor(middle * k), k - 1).astype(np.int64)
+  # Feasible range of a surjective map with steps <= 1: at most i, and k - 1 still reachable.
+  position = np.arange(m)
+  buckets = np.clip(buckets, np.maximum(0, k - m + position), np.minimum(position, k - 1))
+  # Steps of at most one, b_i = min(b_i, b_{i-1} + 1): an empty bucket takes the next distinct
+  # values. In terms of b_i - i that is a running minimum; the bounds above keep the last at k - 1.
+  return np.minimum.accumulate(buckets - position) + position
 
 
 def percentile_buckets(values: jax.Array, thresholds: jax.Array) -> jax.Array:

@@ -2,7 +2,11 @@
 
 Per street a table maps the canonical (suit-isomorphism) index of (hole, board)
 to a bucket: preflop by the 169 grid classes, flop and turn by EMD k-means on
-equity histograms, river by equity percentiles. Features, all against one
+equity histograms, river by equity percentiles. Percentile buckets are cut between
+distinct equity values (`clustering.percentile_thresholds`): river equities are
+multiples of 1/1980 and single values hold more than 1/200 of all deals, so every
+bucket is non-empty (whenever there are at least as many distinct values as buckets)
+and a higher equity never gets a lower bucket. Features, all against one
 uniformly random opponent hand:
 
 - river: exact equity of every class (per distinct board, every hole pair, from
@@ -10,7 +14,8 @@ uniformly random opponent hand:
 - turn: histogram over the 46 river cards of the river equity (exact), or over a
   sample of `turn_rivers` river cards per board; expected hand strength (EHS)
   and EHS^2 are the mean and mean square of the same values;
-- flop: histogram over the 47 turn cards of the turn EHS (exact);
+- flop: histogram over the 47 turn cards of the turn EHS (exact), or over a sample
+  of `flop_turns` turn cards per board;
 - preflop: the flop EHS averaged over all flops: exact equity.
 
 Every distinct board (1,755 flops, 16,432 turns, 134,459 rivers up to suits) is
@@ -59,6 +64,8 @@ class BuildSettings:
   bins: equal-width bins of the flop and turn equity histograms.
   turn_rivers: river cards sampled per turn board for the turn histograms (48 or
     more: all 46 per hand, exact).
+  flop_turns: turn cards sampled per flop board for the flop histograms (49 or more:
+    all 47 per hand, exact); the preflop equity averages the same samples.
   kmeans_sample: classes drawn (with probability proportional to their number of
     deals) to fit each k-means; every class is then assigned to its nearest centre.
   """
@@ -67,6 +74,7 @@ class BuildSettings:
   seed: int = 0
   bins: int = 50
   turn_rivers: int = 48
+  flop_turns: int = 49
   kmeans_sample: int = 100_000
   kmeans_iterations: int = 20
 
@@ -79,9 +87,16 @@ class BuildSettings:
       raise AbstractionError(f'at most 169 preflop buckets (the lossless classes), got {self.buckets[0]}')
     if max(self.buckets) > 65535:
       raise AbstractionError(f'at most 65,535 buckets per street, got {max(self.buckets)}')
-    if self.bins < 2 or self.turn_rivers < 1 or self.kmeans_sample < 1 or self.kmeans_iterations < 0:
+    if (
+      self.bins < 2
+      or self.turn_rivers < 1
+      or self.flop_turns < 1
+      or self.kmeans_sample < 1
+      or self.kmeans_iterations < 0
+    ):
       raise AbstractionError(
-        'bins >= 2, turn_rivers >= 1, kmeans_sample >= 1 and kmeans_iterations >= 0 are needed'
+        'bins >= 2, turn_rivers >= 1, flop_turns >= 1, kmeans_sample >= 1 and kmeans_iterations >= 0 '
+        'are needed'
       )
 
 
@@ -99,7 +114,9 @@ def board_classes(num_cards: int) -> tuple[np.ndarray, np.ndarray]:
 
   Returns (boards int32 [M, num_cards], weights int64 [M]).
   """
-  boards = np.array(list(itertools.combinations(range(52), num_cards)), np.int32)
+  boards = np.fromiter(
+    itertools.chain.from_iterable(itertools.combinations(range(52), num_cards)), np.int32
+  ).reshape(-1, num_cards)
   classes = np.asarray(jax.jit(HandIndexer((num_cards,)).index)(boards))
   first = np.unique(classes, return_index=True)[1]
   return boards[first], np.bincount(classes)
@@ -113,6 +130,25 @@ def _batches(total: int, size: int, description: str, quiet: bool):
     yield slice(start, min(start + size, total))
     bar.update(min(size, total - start))
   bar.close()
+
+
+def _padded(array: np.ndarray, part: slice, size: int) -> jax.Array:
+  """Rows `part` of `array`, padded to `size` rows by repeating the last (one compiled shape for all
+  batches); callers keep the first `part.stop - part.start` rows of the results."""
+  block = array[part]
+  if len(block) < size:
+    block = np.concatenate([block, np.repeat(block[-1:], size - len(block), axis=0)])
+  return jnp.asarray(block)
+
+
+def _off_board(boards: np.ndarray, sample: int, rng: np.random.Generator) -> np.ndarray:
+  """The 52 - n cards off each board [M, n], in order, or `sample` of them drawn per board: [M, C]."""
+  free = np.ones((len(boards), 52), bool)
+  free[np.arange(len(boards))[:, None], boards] = False
+  cards = np.nonzero(free)[1].reshape(len(boards), -1).astype(np.int32)
+  if sample >= cards.shape[1]:
+    return cards
+  return np.array([rng.choice(row, sample, replace=False) for row in cards], np.int32)
 
 
 def _deals(boards: jax.Array, extra: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
@@ -237,49 +273,52 @@ def build_tables(
   seen = np.zeros(river_size, bool)
   mass = np.zeros(EQUITY_STEPS + 1)
   for part in _batches(len(boards5), 256, 'river equity', quiet):
-    index, code, valid = (np.asarray(x) for x in _river_batch(jnp.asarray(boards5[part])))
-    river_code[index[valid]] = code[valid]
-    seen[index[valid]] = True
-    mass += np.bincount(
-      code[valid],
-      weights=np.broadcast_to(weights5[part, None], valid.shape)[valid],
-      minlength=EQUITY_STEPS + 1,
-    )
+    n = part.stop - part.start
+    index, code, valid = (np.asarray(x)[:n] for x in _river_batch(_padded(boards5, part, 256)))
+    index, code = index[valid], code[valid]  # each mask applied once: the host side is per board
+    river_code[index] = code
+    seen[index] = True
+    mass += np.bincount(code, weights=np.repeat(weights5[part], valid.sum(1)), minlength=EQUITY_STEPS + 1)
   if not seen.all():
     raise AssertionError(f'{(~seen).sum()} river classes were not reached')
   del seen
   thresholds = clustering.percentile_thresholds(np.arange(EQUITY_STEPS + 1), mass, k_river)
-  river = np.searchsorted(thresholds, river_code, side='left').astype(np.uint16)
+  # By a lookup over the 1,981 codes: far cheaper than a search for each of the 123M classes.
+  river = np.searchsorted(thresholds, np.arange(EQUITY_STEPS + 1), side='left').astype(np.uint16)[river_code]
   timings['river'] = time.perf_counter() - t
 
   # Turn: histograms of river equity over the river cards.
   t = time.perf_counter()
   boards4, weights4 = board_classes(4)
-  rng = np.random.default_rng([settings.seed, 4])
-  off_board = np.array([np.setdiff1d(np.arange(52), b) for b in boards4], np.int32)  # [M, 48]
-  if settings.turn_rivers < 48:
-    off_board = np.array(
-      [rng.choice(row, settings.turn_rivers, replace=False) for row in off_board], np.int32
-    )
+  off_board = _off_board(boards4, settings.turn_rivers, np.random.default_rng([settings.seed, 4]))
   turn_hist = np.zeros((turn_size, settings.bins), np.uint8)
   turn_ehs = np.zeros(turn_size, np.float32)
-  turn_weight = np.zeros(turn_size)
+  visits, visit_weights = [], []  # classes reached and their boards' weights: one bincount at the end
   batch = _features_batch('turn', settings.bins)
   river_table = jnp.asarray(river_code)
-  for part in _batches(len(boards4), 16, 'turn histograms', quiet):
+  size = 16 * 48 // off_board.shape[1]  # boards per batch: about 16 x 48 runouts
+  for part in _batches(len(boards4), size, 'turn histograms', quiet):
+    n = part.stop - part.start
     index, hist, ehs, _, valid = (
-      np.asarray(x) for x in batch(jnp.asarray(boards4[part]), jnp.asarray(off_board[part]), river_table)
+      np.asarray(x)[:n]
+      for x in batch(_padded(boards4, part, size), _padded(off_board, part, size), river_table)
     )
-    turn_hist[index[valid]] = hist[valid]
-    turn_ehs[index[valid]] = ehs[valid]
-    np.add.at(turn_weight, index[valid], np.broadcast_to(weights4[part, None], valid.shape)[valid])
+    index = index[valid]
+    turn_hist[index] = hist[valid]
+    turn_ehs[index] = ehs[valid]
+    visits.append(index)
+    visit_weights.append(np.repeat(weights4[part].astype(np.uint8), valid.sum(1)))
   del river_table, river_code
+  turn_weight = np.bincount(
+    np.concatenate(visits), weights=np.concatenate(visit_weights), minlength=turn_size
+  ).astype(np.float64)
+  del visits, visit_weights
   timings['turn features'] = time.perf_counter() - t
 
   # Flop: histograms of turn EHS over the 47 turn cards; preflop equity on the way.
   t = time.perf_counter()
   boards3, weights3 = board_classes(3)
-  off_board = np.array([np.setdiff1d(np.arange(52), b) for b in boards3], np.int32)  # [M, 49]
+  off_board = _off_board(boards3, settings.flop_turns, np.random.default_rng([settings.seed, 3]))
   flop_hist = np.zeros((flop_size, settings.bins), np.uint8)
   flop_weight = np.zeros(flop_size)
   preflop_sum = np.zeros(169)
@@ -287,16 +326,20 @@ def build_tables(
   hole_class = np.asarray(preflop_class(HOLES))
   batch = _features_batch('flop', settings.bins)
   turn_table = jnp.asarray(turn_ehs)
-  for part in _batches(len(boards3), 16, 'flop histograms', quiet):
+  size = 16 * 49 // off_board.shape[1]
+  for part in _batches(len(boards3), size, 'flop histograms', quiet):
+    n = part.stop - part.start
     index, hist, ehs, _, valid = (
-      np.asarray(x) for x in batch(jnp.asarray(boards3[part]), jnp.asarray(off_board[part]), turn_table)
+      np.asarray(x)[:n]
+      for x in batch(_padded(boards3, part, size), _padded(off_board, part, size), turn_table)
     )
-    flop_hist[index[valid]] = hist[valid]
+    index = index[valid]
+    flop_hist[index] = hist[valid]
     weight = np.broadcast_to(weights3[part, None], valid.shape)
-    np.add.at(flop_weight, index[valid], weight[valid])
+    flop_weight += np.bincount(index, weights=weight[valid], minlength=flop_size)
     classes = np.broadcast_to(hole_class, valid.shape)
-    np.add.at(preflop_sum, classes[valid], (weight * ehs)[valid])
-    np.add.at(preflop_weight, classes[valid], weight[valid])
+    preflop_sum += np.bincount(classes[valid], weights=(weight * ehs)[valid], minlength=169)
+    preflop_weight += np.bincount(classes[valid], weights=weight[valid], minlength=169)
   del turn_table
   preflop_equity = preflop_sum / preflop_weight
   timings['flop features'] = time.perf_counter() - t
@@ -330,8 +373,12 @@ def build_tables(
       'turn': 'exact histogram over all 46 river cards'
       if settings.turn_rivers >= 48
       else f'{settings.turn_rivers} of the 48 off-board river cards sampled per turn board; '
-      f'EHS standard error <= {0.5 / math.sqrt(settings.turn_rivers - 2):.3f} per hand',
-      'flop': 'exact histogram over all 47 turn cards of the turn EHS',
+      f'EHS standard error <= {0.5 / math.sqrt(max(settings.turn_rivers - 2, 1)):.3f} per hand',
+      'flop': 'exact histogram over all 47 turn cards of the turn EHS'
+      if settings.flop_turns >= 49
+      else f'{settings.flop_turns} of the 49 off-board turn cards sampled per flop board; '
+      f'EHS standard error <= {0.5 / math.sqrt(max(settings.flop_turns - 2, 1)):.3f} per hand '
+      '(the preflop equity averages these samples over all flops)',
       'kmeans': f'fitted on {settings.kmeans_sample:,} classes drawn by weight; all classes assigned',
     },
     'preflop_equity': [round(float(x), 6) for x in preflop_equity],

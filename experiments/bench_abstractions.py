@@ -4,8 +4,9 @@
    warm-up, median of repeats) against phevaluator's public `evaluate_cards`, its
    C function `evaluate_7cards` called from Python (`phevaluator._pheval`), and
    eval7, on the same random 7-card hands; disagreements are counted.
-2. Table build times per street for the small profile (and, with --default, the
-   default 169-200-200-200 profile; about 10 minutes on 2 CPU cores).
+2. Table build times per street for the small profile (budget: 120 s on 2 CPU cores;
+   its sampling, per `cli.PROFILE_SETTINGS`, is stated in the tables' metadata) and,
+   with --default, the default 169-200-200-200 profile (about 10 minutes on 2 cores).
 
     python experiments/bench_abstractions.py [--hands 1000000] [--default] [--skip-build]
 

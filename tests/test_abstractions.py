@@ -83,12 +83,13 @@ def test_all_five_card_hands_by_category():
 
 def test_hand_rank_under_jit_and_vmap():
   hands = random_hands(np.random.default_rng(0), 64, 7).reshape(8, 8, 7)
-  plain = abstractions.hand_rank(hands)
+  rank = jax.jit(abstractions.hand_rank)  # eager calls: test_every_category_including_wheels
+  plain = rank(hands)
   assert plain.shape == (8, 8) and plain.dtype == jnp.int32
   np.testing.assert_array_equal(jax.jit(jax.vmap(abstractions.hand_rank))(hands), plain)
   # The best five of seven equals the maximum over the 21 five-card subsets.
   subsets = hands[..., list(itertools.combinations(range(7), 5))]  # [8, 8, 21, 5]
-  np.testing.assert_array_equal(abstractions.hand_rank(subsets).max(-1), plain)
+  np.testing.assert_array_equal(rank(subsets).max(-1), plain)
 
 
 def test_hand_rank_rejects_wrong_sizes():
@@ -97,7 +98,8 @@ def test_hand_rank_rejects_wrong_sizes():
 
 
 def test_preflop_classes():
-  classes = np.asarray(abstractions.preflop_class(abstractions.HOLES))
+  preflop_class = jax.jit(abstractions.preflop_class)
+  classes = np.asarray(preflop_class(abstractions.HOLES))
   sizes = np.bincount(classes, minlength=169)
   assert len(np.unique(classes)) == 169
   suited = (abstractions.HOLES[:, 0] & 3) == (abstractions.HOLES[:, 1] & 3)
@@ -105,10 +107,11 @@ def test_preflop_classes():
   assert set(sizes[classes[pair]]) == {6} and len(np.unique(classes[pair])) == 13
   assert set(sizes[classes[suited]]) == {4} and len(np.unique(classes[suited])) == 78
   assert set(sizes[classes[~suited & ~pair]]) == {12} and len(np.unique(classes[~suited & ~pair])) == 78
-  assert int(abstractions.preflop_class(jnp.array(hand('Ah Ks')))) == 13 * 11 + 12  # offsuit: (low, high)
-  assert int(abstractions.preflop_class(jnp.array(hand('Kh Ah')))) == 13 * 12 + 11  # suited: (high, low)
+  offsuit, suited = np.asarray(preflop_class(np.array([hand('Ah Ks'), hand('Kh Ah')])))
+  assert offsuit == 13 * 11 + 12  # offsuit: (low, high)
+  assert suited == 13 * 12 + 11  # suited: (high, low)
   # The lossless indexer finds the same 169 classes.
-  iso = np.asarray(abstractions.canonical_index(abstractions.HOLES, 'preflop'))
+  iso = np.asarray(jax.jit(lambda h: abstractions.canonical_index(h, 'preflop'))(abstractions.HOLES))
   assert len({(a, b) for a, b in zip(classes, iso, strict=True)}) == 169
 
 
@@ -166,7 +169,7 @@ def test_index_is_invariant_to_suit_permutation_and_board_order(street):
   n = {'flop': 5, 'turn': 6, 'river': 7}[street]
   deals = random_hands(rng, 20_000, n)
   permutation = np.array([rng.permutation(4) for _ in range(len(deals))])
-  permuted = (deals >> 2) * 4 + np.take_along_axis(permutation, deals & 3, axis=1)
+  permuted = ((deals >> 2) * 4 + np.take_along_axis(permutation, deals & 3, axis=1)).astype(np.int32)
   permuted[:, 2:] = rng.permuted(permuted[:, 2:], axis=1)
   permuted[:, :2] = permuted[:, 1::-1]
   index = jax.jit(lambda d: abstractions.canonical_index(d, street))
@@ -298,3 +301,27 @@ def test_percentile_buckets_have_equal_mass():
   thresholds = abstractions.percentile_thresholds(values, weights, 4)
   assert thresholds[2] == pytest.approx(0.5, abs=0.01)
   assert np.all(np.diff(np.asarray(abstractions.percentile_buckets(np.sort(values), thresholds))) >= 0)
+
+
+def test_percentile_buckets_with_heavy_ties_are_all_non_empty_and_monotone():
+  """Equity codes k / 1980 where single values hold several buckets' worth of mass (as on
+  the river): every bucket gets a distinct value, and a higher value never a lower bucket."""
+  rng = np.random.default_rng(7)
+  codes = np.arange(1981)
+  mass = rng.random(1981) * (rng.random(1981) < 0.3)  # most codes never occur
+  mass[[0, 990, 1980, 1500]] = [40.0, 25.0, 30.0, 18.0]  # ties far heavier than 1 / k of the total
+  k = 200
+  assert mass.max() > 5 * mass.sum() / k and (mass > 0).sum() >= k
+  thresholds = abstractions.percentile_thresholds(codes, mass, k)
+  assert thresholds.shape == (k - 1,) and np.all(np.diff(thresholds) > 0)
+  present = codes[mass > 0]
+  buckets = np.asarray(abstractions.percentile_buckets(present, thresholds))
+  assert np.all(np.diff(buckets) >= 0) and buckets[0] == 0 and buckets[-1] == k - 1
+  assert np.array_equal(np.unique(buckets), np.arange(k))  # none empty
+  # Away from the ties the buckets keep about equal mass.
+  per_bucket = np.bincount(buckets, weights=mass[mass > 0], minlength=k)
+  assert np.median(per_bucket) == pytest.approx(mass.sum() / k, rel=0.5)
+  # Deterministic, and the old collision case: fewer distinct values than buckets fills the lowest.
+  np.testing.assert_array_equal(abstractions.percentile_thresholds(codes, mass, k), thresholds)
+  few = abstractions.percentile_thresholds(np.array([0.1, 0.5, 0.9]), np.array([1.0, 100.0, 1.0]), 3)
+  np.testing.assert_array_equal(few, [0.1, 0.5])

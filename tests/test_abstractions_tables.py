@@ -23,9 +23,11 @@ def synthetic(tmp_path_factory):
   buckets = (169, 7, 11, 13)
   data = {
     'preflop': np.arange(169, dtype=np.uint8),
-    'flop': (np.arange(SIZES['flop'], dtype=np.int32) % 7).astype(np.uint8),
-    'turn': (np.arange(SIZES['turn'], dtype=np.int32) % 11).astype(np.uint8),
-    'river': (np.arange(SIZES['river'], dtype=np.int32) % 13).astype(np.uint8),
+    # index % k, written by repeating one period (no int32 temporaries of the 123M river classes)
+    **{
+      street: np.resize(np.arange(k, dtype=np.uint8), SIZES[street])
+      for street, k in [('flop', 7), ('turn', 11), ('river', 13)]
+    },
   }
   metadata = {'format': tables.FORMAT_VERSION, 'buckets': list(buckets), 'seed': 0}
   out = tmp_path_factory.mktemp('abstraction') / 'tables'
@@ -48,16 +50,25 @@ def test_lookup_inside_jit(synthetic):
   loaded = abstractions.load(synthetic[0], verify=False)
   rng = np.random.default_rng(0)
   deals = np.argsort(rng.random((500, 52)), axis=1)[:, :7].astype(np.int32)
-  hole, board = deals[:, :2], deals[:, 2:]
-  buckets = np.asarray(jax.jit(lambda t, h, b: t.buckets_of(h, b))(loaded, hole, board))
+  streets = [('flop', 3, 7), ('turn', 4, 11), ('river', 5, 13)]
+
+  # The lookup and, for reference, the classes of the same deals, in one compiled function (eager
+  # dispatch of the indexers is far slower; XLA may share the index arithmetic of the two).
+  @jax.jit
+  def lookup(t, d):
+    classes = [abstractions.preflop_class(d[:, :2])]
+    classes += [abstractions.canonical_index(d[:, : 2 + n], street) for street, n, _ in streets]
+    return t.buckets_of(d[:, :2], d[:, 2:]), classes
+
+  buckets, reference = lookup(loaded, deals)
+  buckets = np.asarray(buckets)
   assert buckets.shape == (500, 4)
-  np.testing.assert_array_equal(buckets[:, 0], np.asarray(abstractions.preflop_class(hole)))
-  for column, (street, n, k) in enumerate([('flop', 3, 7), ('turn', 4, 11), ('river', 5, 13)], start=1):
-    index = np.asarray(abstractions.canonical_index(deals[:, : 2 + n], street))
-    np.testing.assert_array_equal(buckets[:, column], index % k)
+  np.testing.assert_array_equal(buckets[:, 0], np.asarray(reference[0]))
+  for column, (_, _, k) in enumerate(streets, start=1):
+    np.testing.assert_array_equal(buckets[:, column], np.asarray(reference[column]) % k)
   # A suit permutation of the deal changes no bucket.
-  permuted = (deals >> 2) * 4 + np.array([2, 0, 3, 1])[deals & 3]
-  np.testing.assert_array_equal(np.asarray(loaded.buckets_of(permuted[:, :2], permuted[:, 2:])), buckets)
+  permuted = ((deals >> 2) * 4 + np.array([2, 0, 3, 1])[deals & 3]).astype(np.int32)  # no recompile
+  np.testing.assert_array_equal(np.asarray(lookup(loaded, permuted)[0]), buckets)
 
 
 def test_load_errors(synthetic, tmp_path):
@@ -94,47 +105,83 @@ def test_board_classes():
   assert sorted(set(weights.tolist())) == [4, 12, 24]
 
 
-def test_river_batch_matches_board_equities():
-  boards = np.array([[0, 5, 10, 20, 51], [3, 7, 11, 15, 19]], np.int32)
-  index, code, valid = (np.asarray(x) for x in tables._river_batch(jnp.asarray(boards)))
-  equity, valid2 = (np.asarray(x) for x in abstractions.board_equities(boards))
+# One turn board with each of its 48 river cards, then two more river boards (the second a
+# straight flush): the river batch is compiled once for both tests below.
+TURN_BOARD = np.array([1, 14, 27, 40], np.int32)
+RIVERS = np.setdiff1d(np.arange(52), TURN_BOARD).astype(np.int32)  # [48]
+RIVER_BOARDS = np.concatenate(
+  [
+    np.concatenate([np.broadcast_to(TURN_BOARD, (48, 4)), RIVERS[:, None]], 1),
+    np.array([[0, 5, 10, 20, 51], [3, 7, 11, 15, 19]], np.int32),
+  ]
+)  # [50, 5]
+
+
+@pytest.fixture(scope='module')
+def river_batch():
+  """(class, equity code, valid) [50, H] of every pair on RIVER_BOARDS from `tables._river_batch`."""
+  return tuple(np.asarray(x) for x in tables._river_batch(jnp.asarray(RIVER_BOARDS)))
+
+
+def test_river_batch_matches_board_equities(river_batch):
+  index, code, valid = river_batch
+  rows = [17, 48, 49]  # three boards: the shape test_board_equities_equal_direct_enumeration compiles
+  boards, index, code, valid = RIVER_BOARDS[rows], index[rows], code[rows], valid[rows]
+  equity, valid2 = (np.asarray(x) for x in jax.jit(abstractions.board_equities)(boards))
   np.testing.assert_array_equal(valid, valid2)
   np.testing.assert_array_equal(code[valid], np.round(equity[valid] * tables.EQUITY_STEPS))
   deals = np.concatenate(
-    [np.broadcast_to(HOLES, (2, 1326, 2)), np.broadcast_to(boards[:, None], (2, 1326, 5))], -1
+    [np.broadcast_to(HOLES, (3, 1326, 2)), np.broadcast_to(boards[:, None], (3, 1326, 5))], -1
   )
-  np.testing.assert_array_equal(index, np.asarray(abstractions.canonical_index(deals, 'river')))
+  np.testing.assert_array_equal(
+    index, np.asarray(jax.jit(lambda d: abstractions.canonical_index(d, 'river'))(deals))
+  )
 
 
-def test_turn_features_match_direct_equities():
+def test_river_percentiles_on_real_equities(river_batch):
+  """Real river equity codes (heavy ties) over 50 boards: every bucket non-empty, monotone."""
+  _, code, valid = river_batch
+  codes = code[valid]
+  distinct = np.unique(codes)
+  k = min(200, len(distinct))
+  assert k >= 100
+  thresholds = tables.clustering.percentile_thresholds(codes, None, k)
+  buckets = np.asarray(abstractions.percentile_buckets(codes, thresholds))
+  assert np.array_equal(np.unique(buckets), np.arange(k))
+  order = np.argsort(codes, kind='stable')
+  assert np.all(np.diff(buckets[order]) >= 0)
+  # Some single value holds more than a bucket's share: the plain percentile cuts collided here.
+  assert np.bincount(codes).max() > len(codes) / k
+
+
+def test_turn_features_match_direct_equities(river_batch):
   """The turn histogram and EHS of a few hands against brute-force river equities."""
-  board = np.array([1, 14, 27, 40], np.int32)
-  rivers = np.setdiff1d(np.arange(52), board).astype(np.int32)  # [48]
+  board, rivers = TURN_BOARD, RIVERS
   river_code = np.zeros(SIZES['river'], np.uint16)
-  boards5 = np.concatenate([np.broadcast_to(board, (48, 4)), rivers[:, None]], 1)
-  index, code, valid = (np.asarray(x) for x in tables._river_batch(jnp.asarray(boards5)))
+  index, code, valid = (x[:48] for x in river_batch)
   river_code[index[valid]] = code[valid]
   batch = tables._features_batch('turn', 10)
   turn_index, histogram, ehs, ehs2, valid = (
     np.asarray(x) for x in batch(jnp.asarray(board[None]), jnp.asarray(rivers[None]), jnp.asarray(river_code))
   )
   assert valid.sum() == 1128
-  for h in [0, 400, 1325]:
-    if not valid[0, h]:
-      continue
-    free = [r for r in rivers if r not in HOLES[h]]
-    direct = np.asarray(
-      abstractions.equity(
-        np.broadcast_to(HOLES[h], (46, 2)),
-        np.concatenate([np.broadcast_to(board, (46, 4)), np.array(free)[:, None]], 1),
-      )
+  hands = [h for h in [0, 400, 1325] if valid[0, h]]
+  free = [[r for r in rivers if r not in HOLES[h]] for h in hands]  # 46 river cards each
+  direct = np.asarray(
+    jax.jit(abstractions.equity)(
+      np.broadcast_to(HOLES[hands][:, None], (len(hands), 46, 2)),
+      np.concatenate([np.broadcast_to(board, (len(hands), 46, 4)), np.array(free)[..., None]], -1),
     )
-    assert ehs[0, h] == pytest.approx(direct.mean(), abs=1e-5)
-    assert ehs2[0, h] == pytest.approx((direct**2).mean(), abs=1e-5)
+  )  # [hands, 46], in one compiled call
+  for row, h in enumerate(hands):
+    assert ehs[0, h] == pytest.approx(direct[row].mean(), abs=1e-5)
+    assert ehs2[0, h] == pytest.approx((direct[row] ** 2).mean(), abs=1e-5)
     np.testing.assert_array_equal(
-      histogram[0, h], np.bincount(np.minimum((direct * 10).astype(int), 9), minlength=10)
+      histogram[0, h], np.bincount(np.minimum((direct[row] * 10).astype(int), 9), minlength=10)
     )
-  assert turn_index[0, 0] == int(abstractions.canonical_index(np.concatenate([HOLES[0], board]), 'turn'))
+  deals = np.concatenate([HOLES, np.broadcast_to(board, (1326, 4))], -1)
+  expected = np.asarray(jax.jit(lambda d: abstractions.canonical_index(d, 'turn'))(deals))
+  np.testing.assert_array_equal(turn_index[0][valid[0]], expected[valid[0]])
 
 
 def test_build_settings_validation():
@@ -142,6 +189,8 @@ def test_build_settings_validation():
     abstractions.BuildSettings(buckets=(200, 200, 200, 200))
   with pytest.raises(abstractions.AbstractionError, match='four positive'):
     abstractions.BuildSettings(buckets=(169, 0, 200, 200))
+  with pytest.raises(abstractions.AbstractionError, match='flop_turns'):
+    abstractions.BuildSettings(flop_turns=0)
 
 
 def cli_args(*argv):
@@ -153,6 +202,9 @@ def cli_args(*argv):
 def test_cli_arguments():
   settings = cli.settings_from_args(cli_args('--out', 'x', '--profile', 'small'))
   assert settings.buckets == (8, 12, 12, 8) and settings.turn_rivers == 8
+  assert settings.flop_turns == 12 and settings.bins == 25  # the small profile's sampling
+  default = cli.settings_from_args(cli_args('--out', 'x'))
+  assert (default.bins, default.turn_rivers, default.flop_turns) == (50, 48, 49)  # exact features
   settings = cli.settings_from_args(
     cli_args('--out', 'x', '--buckets', '169,50,60,70', '--turn-rivers', '48')
   )
