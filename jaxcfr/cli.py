@@ -291,6 +291,8 @@ def _solve(args) -> int:
   sampled = args.algorithm in SAMPLED
   if args.devices != 1 and not sampled:
     raise UsageError(f'full-width solvers run on one device; got --devices {args.devices}')
+  if args.simultaneous and sampled:
+    raise UsageError('sampled MCCFR alternates traversers; --simultaneous is for full-width solvers')
   if args.resume and not args.checkpoint:
     raise UsageError('--resume needs --checkpoint DIR')
   _check_writable(args.json, '--json')

@@ -192,6 +192,7 @@ def test_cli_splits_over_devices():
     (['--algorithm', 'es-mccfr', '--prune-probability', '2'], 'prune_probability'),
     (['--algorithm', 'es-mccfr', '--batch-size', '0'], 'positive integer'),
     (['--algorithm', 'cfr', '--devices', '2'], 'one device'),
+    (['--algorithm', 'es-mccfr', '--simultaneous'], 'alternates traversers'),
   ],
 )
 def test_bad_mccfr_input(args, message):
