@@ -386,7 +386,7 @@ def _solve(args) -> int:
     next_eval = next(schedule)
   next_save = (done // every + 1) * every if every else None
   last_save_time, saved_at = time.perf_counter(), done
-  per_iteration = None
+  per_iteration, evaluated = None, None
   bar = _progress_bar(args, done)
   try:
     while not _finished(args, done, seconds, per_iteration):
@@ -401,9 +401,9 @@ def _solve(args) -> int:
       done += steps
       per_iteration = elapsed / steps
       if done >= next_eval or _finished(args, done, seconds, per_iteration):
-        nash_conv, _ = jax.device_get(evaluate(state, game))
+        evaluated = jax.device_get(evaluate(state, game))  # the last one is the final result
         curve.append(
-          {'iteration': done, 'seconds': seconds, 'exploitability': float(nash_conv) / game.num_players}
+          {'iteration': done, 'seconds': seconds, 'exploitability': float(evaluated[0]) / game.num_players}
         )
         if bar is not None:
           bar.set_postfix_str(f'exploitability {curve[-1]["exploitability"]:.3g}')
@@ -434,11 +434,13 @@ def _solve(args) -> int:
       save(state, done, seconds, curve)
     checkpointer.close()
 
-  nash_conv, values = jax.device_get(evaluate(state, game))
-  if not curve or curve[-1]['iteration'] != done:
-    curve.append(
-      {'iteration': done, 'seconds': seconds, 'exploitability': float(nash_conv) / game.num_players}
-    )
+  if evaluated is None:  # resumed at or past the total: nothing ran, evaluate what was restored
+    evaluated = jax.device_get(evaluate(state, game))
+    if not curve or curve[-1]['iteration'] != done:
+      curve.append(
+        {'iteration': done, 'seconds': seconds, 'exploitability': float(evaluated[0]) / game.num_players}
+      )
+  nash_conv, values = evaluated
   result = {
     'game': game.name,
     'algorithm': args.algorithm,
