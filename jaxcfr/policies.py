@@ -72,29 +72,26 @@ class Blueprint:
   def from_mapping(cls, mapping: dict, metadata: dict | None = None) -> Blueprint:
     """From `{key: [(action, probability), ...]}`, checking every entry."""
     keys = tuple(mapping)
-    entries = []
-    for key in keys:
-      actions = mapping[key]
-      if not isinstance(actions, (list, tuple)) or not actions:
+    rows, actions, probabilities_listed = [], [], []
+    for row, key in enumerate(keys):
+      pairs = mapping[key]
+      if not isinstance(pairs, (list, tuple)) or not pairs:
         raise GameError(f'policy at {key!r} is not a non-empty list of [action, probability] pairs')
-      for entry in actions:
+      for entry in pairs:
         try:
           action, probability = int(entry[0]), float(entry[1])
         except (TypeError, ValueError, IndexError, KeyError):
           raise GameError(f'policy entry {entry!r} at {key!r} is not [action, probability]') from None
         if action < 0:
           raise GameError(f'policy gives negative action {action} at {key!r}')
-        entries.append((action, probability))
-    num_actions = 1 + max((action for action, _ in entries), default=0)
+        rows.append(row)
+        actions.append(action)
+        probabilities_listed.append(probability)
+    num_actions = 1 + max(actions, default=0)
     probabilities = np.zeros((len(keys), num_actions))
     legal = np.zeros((len(keys), num_actions), bool)
-    position = 0
-    for row, key in enumerate(keys):
-      for _ in mapping[key]:
-        action, probability = entries[position]
-        position += 1
-        probabilities[row, action] = probability
-        legal[row, action] = True
+    probabilities[rows, actions] = probabilities_listed
+    legal[rows, actions] = True
     blueprint = cls(keys, probabilities, legal, dict(metadata or {}))
     blueprint.check()
     return blueprint
