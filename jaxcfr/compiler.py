@@ -1,7 +1,8 @@
 """Compiles a game tree, once, on the host, into depth-sliced arrays.
 
 Glossary of shapes: P players, I information states (infosets), A distinct
-actions, L the most legal actions of any infoset, D depths, H_d histories at
+actions, L the most legal actions of any infoset, F features per infoset
+(the game's information-state tensor size), D depths, H_d histories at
 depth d, W_d the fan-out of depth d (the most children any history at depth
 d has: legal actions at decision histories, outcomes at chance histories).
 Children are numbered by slot (the position of the action in the legal
@@ -78,6 +79,10 @@ class CompiledGame:
   chance_table: jax.Array  # [C, W_c]: the distinct chance distributions, by outcome position
   legal_actions: jax.Array  # [I, L] int32: the legal action ids in order (slots), A pads
   action_slot: jax.Array  # [I, A] int32: the slot of each legal action, L for illegal ones
+  # [I, F] float32 whatever the game's dtype: each infoset's information-state tensor, from its
+  # player's view (OpenSpiel's layout for the OpenSpiel twins); F = 0 for a game without one. The
+  # input of learned policies (Deep CFR), which see these features, never the infoset index.
+  features: jax.Array
   # Per depth [I_d, K_d] int32: the histories (index in depth d; H_d pads) of each infoset of depth
   # d, when every infoset lies at one depth and infosets are numbered depth by depth (then sums over
   # an infoset's histories are gathers, not scatters). Empty otherwise.
@@ -99,6 +104,10 @@ class CompiledGame:
   @property
   def num_infosets(self) -> int:
     return self.infoset_player.shape[-1]
+
+  @property
+  def num_features(self) -> int:
+    return self.features.shape[-1]
 
   @property
   def num_histories(self) -> int:
@@ -135,6 +144,7 @@ _DATA_FIELDS = (
   'chance_table',
   'legal_actions',
   'action_slot',
+  'features',
   'members',
 )
 _META_FIELDS = (
@@ -188,10 +198,12 @@ def compile_game(
     raise base.GameError('float64 needs jax.config.update("jax_enable_x64", True) before use')
   num_players = game.num_players()
   num_actions = game.num_distinct_actions()
+  num_features = _feature_size(game)
 
   infoset_ids: dict[str, int] = {}
   infoset_player: list[int] = []
   infoset_legal: list[tuple[int, ...]] = []
+  infoset_features: list = []  # per infoset, its player's information-state tensor (F numbers)
   infoset_depth: list[int] = []
   depth_consistent = True
 
@@ -233,6 +245,13 @@ def compile_game(
         infoset_depth.append(depth)
         if legal and (legal[0] < 0 or legal[-1] >= num_actions):
           raise base.GameError(f'{game}: action ids {legal} outside 0..{num_actions - 1}')
+        if num_features:
+          tensor = state.information_state_tensor(player)
+          if len(tensor) != num_features:
+            raise base.GameError(
+              f'{game}: information-state tensor of {key!r} has {len(tensor)} numbers, not {num_features}'
+            )
+          infoset_features.append(tensor)
       else:
         if infoset_player[infoset] != player or infoset_legal[infoset] != legal:
           raise base.GameError(
@@ -267,6 +286,8 @@ def compile_game(
     infoset_player = [infoset_player[i] for i in order]
     infoset_legal = [infoset_legal[i] for i in order]
     infoset_depth = [infoset_depth[i] for i in order]
+    if num_features:
+      infoset_features = [infoset_features[i] for i in order]
     for layer in layers:
       layer.infoset = [int(renumber[i]) if i >= 0 else -1 for i in layer.infoset]
   return _assemble(
@@ -276,11 +297,29 @@ def compile_game(
     infoset_player,
     infoset_legal,
     infoset_depth,
+    _features(infoset_features, len(keys), num_features),
     num_players,
     num_actions,
     dtype,
     depth_consistent,
   )
+
+
+def _feature_size(game) -> int:
+  """F: the game's information-state tensor size, 0 if it has none."""
+  if hasattr(game, 'get_type'):  # a bare pyspiel game
+    from jaxcfr.games import openspiel  # noqa: PLC0415 (optional dependency)
+
+    return openspiel.information_state_tensor_size(game)
+  size = getattr(game, 'information_state_tensor_size', None)
+  return 0 if size is None else int(size())
+
+
+def _features(tensors: list, num_infosets: int, num_features: int) -> np.ndarray:
+  """`[I, F]` float32 from one tensor per infoset (none when F = 0)."""
+  if not num_features:
+    return np.zeros((num_infosets, 0), np.float32)
+  return np.asarray(tensors, np.float32).reshape(num_infosets, num_features)
 
 
 def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndarray | None:
@@ -308,6 +347,7 @@ def _assemble(
   infoset_player,
   infoset_legal,
   infoset_depth,
+  features,
   num_players,
   num_actions,
   dtype,
@@ -366,7 +406,7 @@ def _assemble(
         members = []
         break
       members.append(table)
-  info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths))
+  info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths, features.shape[1]))
   as_int = lambda arrays: tuple(jnp.asarray(a, jnp.int32) for a in arrays)  # noqa: E731
   as_float = lambda arrays: tuple(jnp.asarray(a, dtype) for a in arrays)  # noqa: E731
   return CompiledGame(
@@ -380,6 +420,7 @@ def _assemble(
     chance_table=jnp.asarray(chance_table, dtype),
     legal_actions=jnp.asarray(legal_actions).reshape(num_infosets, max_legal),
     action_slot=jnp.asarray(action_slot).reshape(num_infosets, num_actions),
+    features=jnp.asarray(features, jnp.float32),
     members=as_int(members),
     num_players=num_players,
     num_actions=num_actions,

@@ -3,12 +3,15 @@
 A game follows OpenSpiel's state protocol, so that the compiler walks native
 states and `pyspiel` states alike:
 
-- `Game`: `num_players()`, `num_distinct_actions()`, `new_initial_state()`.
+- `Game`: `num_players()`, `num_distinct_actions()`, `new_initial_state()`,
+  `information_state_tensor_size()` (0: the game has no tensor).
 - `State`: `current_player()` (`CHANCE_PLAYER` at chance nodes,
   `TERMINAL_PLAYER` at terminals), `is_terminal()`, `is_chance_node()`,
   `legal_actions()`, `chance_outcomes()` (list of `(action, probability)`),
   `child(action)` (a new state; the parent is unchanged), `returns()` (one
-  utility per player), `information_state_string(player)`.
+  utility per player), `information_state_string(player)`, and, for a game
+  whose `information_state_tensor_size()` is positive,
+  `information_state_tensor(player)`.
 
 Native states are immutable value objects: `child` builds a new one.
 """
@@ -58,6 +61,12 @@ class State(abc.ABC):
   def information_state_string(self, player: int) -> str:
     """What `player` knows here, as OpenSpiel spells it for the same game."""
 
+  def information_state_tensor(self, player: int) -> Sequence[float]:
+    """What `player` knows here as `information_state_tensor_size()` numbers, laid out as
+    OpenSpiel's `information_state_tensor` for the same game: the input encoding of learned
+    policies (Deep CFR), which must tell apart any two information states of one player."""
+    raise NotImplementedError(f'{type(self).__name__} has no information-state tensor')
+
 
 class Game(abc.ABC):
   """A native game: parameters plus the factory for its initial state."""
@@ -76,6 +85,10 @@ class Game(abc.ABC):
 
   @abc.abstractmethod
   def new_initial_state(self) -> State: ...
+
+  def information_state_tensor_size(self) -> int:
+    """Length of `State.information_state_tensor`; 0 for a game without one."""
+    return 0
 
   def __str__(self) -> str:
     if not self.params:

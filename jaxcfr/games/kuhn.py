@@ -77,6 +77,19 @@ class KuhnState(base.State):
   def information_state_string(self, player: int) -> str:
     return str(self._cards[player]) + ''.join('pb'[a] for a in self._history)
 
+  def information_state_tensor(self, player: int) -> list[float]:
+    """OpenSpiel's layout: player one-hot [N], own card one-hot [N + 1], then per betting turn
+    (at most 2N - 1) a pass / bet one-hot [2N - 1, 2]."""
+    n = self._num_players()
+    values = [0.0] * self._game.information_state_tensor_size()
+    values[player] = 1.0
+    if len(self._cards) > player:
+      values[n + self._cards[player]] = 1.0
+    offset = 2 * n + 1
+    for turn, action in enumerate(self._history):
+      values[offset + 2 * turn + action] = 1.0
+    return values
+
 
 class KuhnPoker(base.Game):
   short_name = 'kuhn'
@@ -94,3 +107,6 @@ class KuhnPoker(base.Game):
 
   def new_initial_state(self) -> KuhnState:
     return KuhnState(self, (), ())
+
+  def information_state_tensor_size(self) -> int:
+    return 6 * self.players - 1

@@ -124,6 +124,25 @@ class LeducState(base.State):
     parts.append(f'[Round1: {round1}][Round2: {round2}]')
     return ''.join(parts)
 
+  def information_state_tensor(self, player: int) -> list[float]:
+    """OpenSpiel's layout: player one-hot [N], own card one-hot [C], public card one-hot [C]
+    (C cards, or C ranks under suit isomorphism), then per round and bet a call / raise one-hot
+    [2, 3N - 2, 2] (a fold keeps its place in the sequence but sets neither bit)."""
+    game = self._game
+    n, cards = game.players, game.num_observable_cards()
+    values = [0.0] * game.information_state_tensor_size()
+    values[player] = 1.0
+    if self._private[player] != _INVALID:
+      values[n + self._private[player]] = 1.0
+    if self._public != _INVALID:
+      values[n + cards + self._public] = 1.0
+    offset, bets = n + 2 * cards, game.max_bets_per_round()
+    for round_index, sequence in enumerate(self._sequences):
+      for i, action in enumerate(sequence):
+        if action != FOLD:
+          values[offset + 2 * (round_index * bets + i) + action - 1] = 1.0
+    return values
+
   # Rules (OpenSpiel's LeducState::DoApplyAction and helpers).
 
   def _take_from_deck(self, action: int) -> int:
@@ -260,3 +279,14 @@ class LeducPoker(base.Game):
 
   def new_initial_state(self) -> LeducState:
     return LeducState.initial(self)
+
+  def num_observable_cards(self) -> int:
+    """Distinct private or public cards a player can see: ranks under suit isomorphism."""
+    return self.players + 1 if self.suit_isomorphism else 2 * (self.players + 1)
+
+  def max_bets_per_round(self) -> int:
+    """The longest betting sequence of one round (OpenSpiel's MaxBetsPerRound)."""
+    return 3 * self.players - 2
+
+  def information_state_tensor_size(self) -> int:
+    return self.players + 2 * self.num_observable_cards() + 4 * self.max_bets_per_round()

@@ -84,6 +84,19 @@ class LiarsDiceState(base.State):
         words.append(f'{bid // sides + 1}-{bid % sides + 1}')
     return ' '.join(words)
 
+  def information_state_tensor(self, player: int) -> list[float]:
+    """OpenSpiel's layout: player one-hot [N], a face one-hot per own die [numdice, dice_sides]
+    (sorted once all dice are rolled), then one bit per bid made so far, Liar last [liar + 1]."""
+    game = self._game
+    values = [0.0] * game.information_state_tensor_size()
+    values[player] = 1.0
+    for die, face in enumerate(self._dice[player]):
+      values[game.players + die * game.dice_sides + face - 1] = 1.0
+    offset = game.players + game.numdice * game.dice_sides
+    for bid in self._bids:
+      values[offset + bid] = 1.0
+    return values
+
 
 class LiarsDice(base.Game):
   short_name = 'liars_dice'
@@ -110,3 +123,6 @@ class LiarsDice(base.Game):
 
   def new_initial_state(self) -> LiarsDiceState:
     return LiarsDiceState(self, ((),) * self.players, ())
+
+  def information_state_tensor_size(self) -> int:
+    return self.players + self.numdice * self.dice_sides + self.liar_action + 1

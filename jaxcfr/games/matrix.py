@@ -45,6 +45,10 @@ class MatrixState(base.State):
   def information_state_string(self, player: int) -> str:
     return f'player {player}'
 
+  def information_state_tensor(self, player: int) -> list[float]:
+    """The player one-hot: each player has one information state."""
+    return [float(player == 0), float(player == 1)]
+
 
 class MatrixGame(base.Game):
   short_name = 'matrix'
@@ -72,6 +76,9 @@ class MatrixGame(base.Game):
 
   def new_initial_state(self) -> MatrixState:
     return MatrixState(self, ())
+
+  def information_state_tensor_size(self) -> int:
+    return 2
 
 
 def _payoff_matrix(name: str, value) -> np.ndarray:

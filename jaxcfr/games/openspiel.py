@@ -57,8 +57,20 @@ class OpenSpielGame:
   def new_initial_state(self):
     return self.game.new_initial_state()
 
+  def information_state_tensor_size(self) -> int:
+    """OpenSpiel's (flattened) tensor length, or 0 where the game provides no tensor."""
+    return information_state_tensor_size(self.game)
+
   def __str__(self) -> str:
     return f'openspiel:{self.spec}'
+
+
+def information_state_tensor_size(game) -> int:
+  """`game.information_state_tensor_size()` of a pyspiel game, or 0 where its type provides no
+  information-state tensor (OpenSpiel would raise, and print to stderr, on asking)."""
+  if not game.get_type().provides_information_state_tensor:
+    return 0
+  return game.information_state_tensor_size()
 
 
 def load(spec: str) -> OpenSpielGame:
