@@ -26,9 +26,11 @@ import time
 
 FULL_WIDTH = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
 SAMPLED = ('es-mccfr', 'os-mccfr')
-ALGORITHM_NAMES = FULL_WIDTH + SAMPLED
+DEEP = ('deep-cfr', 'sd-cfr')
+ALGORITHM_NAMES = FULL_WIDTH + SAMPLED + DEEP
 DEFAULT_ALGORITHM = 'dcfr'
 DEFAULT_ITERATIONS = 1000
+PROGRESS_SECONDS = 10.0  # longest run between progress-bar updates
 
 
 class UsageError(Exception):
@@ -75,6 +77,20 @@ def _finite_float(text: str) -> float:
   return value
 
 
+def _batch_size(text: str) -> int | str:
+  return text if text == 'all' else _positive_int(text)
+
+
+def _layers(text: str) -> tuple[int, ...]:
+  try:
+    layers = tuple(int(part) for part in text.split(','))
+  except ValueError:
+    raise argparse.ArgumentTypeError(f'expected comma-separated layer widths, got {text!r}') from None
+  if not layers or min(layers) <= 0:
+    raise argparse.ArgumentTypeError(f'expected positive layer widths, got {text!r}')
+  return layers
+
+
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog='jaxcfr', description='Solve imperfect-information games with CFR.')
   parser.add_argument('--version', action='version', version=f'jaxcfr {_version()}')
@@ -96,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     '--eval-every',
     type=_positive_int,
     help='exact exploitability every K iterations (default: about 10 points per decade)',
+  )
+  solve.add_argument(
+    '--eval-every-seconds',
+    type=_positive_float,
+    metavar='S',
+    help='exact exploitability every S solve seconds (deep-cfr/sd-cfr default: a tenth of the budget)',
   )
   solve.add_argument('--seed', type=int, default=0, help='PRNG seed (full-width solvers are deterministic)')
   solve.add_argument('--dtype', default='float32', choices=('float32', 'float64'))
@@ -136,6 +158,33 @@ def build_parser() -> argparse.ArgumentParser:
     '--prune-after', type=_nonnegative_int, default=0, metavar='N', help='no pruning before N'
   )
   sampled.add_argument('--regret-floor', type=_finite_float, help='regrets never fall below this')
+  deep = solve.add_argument_group('Deep CFR (deep-cfr, sd-cfr); defaults in jaxcfr.deep_cfr.DEFAULTS')
+  deep.add_argument('--traversals', type=_positive_int, help='traversals per player per iteration (1024)')
+  deep.add_argument('--advantage-layers', type=_layers, metavar='W,W', help='hidden widths (64,64)')
+  deep.add_argument('--advantage-steps', type=_positive_int, metavar='N', help='Adam steps each time (100)')
+  deep.add_argument(
+    '--advantage-batch-size',
+    type=_batch_size,
+    metavar='N|all',
+    help="minibatch size, or 'all': the whole reservoir each step (default)",
+  )
+  deep.add_argument(
+    '--memory', type=_positive_int, metavar='N', help='advantage reservoir per player (1,000,000)'
+  )
+  deep.add_argument(
+    '--reinitialize',
+    action=argparse.BooleanOptionalAction,
+    help='train advantage networks from scratch each iteration, as in the paper (default: warm start)',
+  )
+  deep.add_argument('--strategy-layers', type=_layers, metavar='W,W', help='deep-cfr: hidden widths (64,64)')
+  deep.add_argument('--strategy-steps', type=_positive_int, metavar='N', help='deep-cfr: Adam steps (2000)')
+  deep.add_argument(
+    '--strategy-batch-size', type=_batch_size, metavar='N|all', help="deep-cfr: minibatch size or 'all'"
+  )
+  deep.add_argument(
+    '--strategy-memory', type=_positive_int, metavar='N', help='deep-cfr: strategy reservoir per player'
+  )
+  deep.add_argument('--learning-rate', type=_positive_float, help='Adam learning rate (0.001)')
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   solve.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
   solve.add_argument(
@@ -288,11 +337,14 @@ def _eval_schedule(every: int | None):
 def _solve(args) -> int:
   if args.iterations is None and args.seconds is None:
     args.iterations = DEFAULT_ITERATIONS
-  sampled = args.algorithm in SAMPLED
+  sampled, deep = args.algorithm in SAMPLED, args.algorithm in DEEP
   if args.devices != 1 and not sampled:
-    raise UsageError(f'full-width solvers run on one device; got --devices {args.devices}')
-  if args.simultaneous and sampled:
-    raise UsageError('sampled MCCFR alternates traversers; --simultaneous is for full-width solvers')
+    raise UsageError(f'{args.algorithm} runs on one device (MCCFR splits over --devices); got {args.devices}')
+  if args.simultaneous and args.algorithm not in FULL_WIDTH:
+    raise UsageError(f'{args.algorithm} alternates traversers; --simultaneous is for full-width solvers')
+  if args.eval_every and args.eval_every_seconds:
+    raise UsageError('give --eval-every or --eval-every-seconds, not both')
+  _check_option_groups(args)
   if args.resume and not args.checkpoint:
     raise UsageError('--resume needs --checkpoint DIR')
   _check_writable(args.json, '--json')
@@ -306,7 +358,7 @@ def _solve(args) -> int:
 
   jax, jnp = _import_jax(args.dtype, devices=args.devices)
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import checkpoints, mccfr, solvers  # noqa: PLC0415
+  from jaxcfr import checkpoints, deep_cfr, mccfr, solvers  # noqa: PLC0415
 
   checkpointer = None
   if args.checkpoint:
@@ -327,24 +379,42 @@ def _solve(args) -> int:
       hyperparameters = _sampled_hyperparameters(args)
       solver = mccfr.ALGORITHMS[args.algorithm](devices=args.devices, **hyperparameters)
       module, init = mccfr, lambda g: solver.init(g, jax.random.key(args.seed))
+      average_policy = mccfr.average_policy
+    elif deep:
+      options = _deep_hyperparameters(args)
+      solver = deep_cfr.ALGORITHMS[args.algorithm](**options)
+      hyperparameters = {k: list(v) if isinstance(v, tuple) else v for k, v in solver.hyperparameters.items()}
+      module, init = deep_cfr, lambda g: solver.init(g, jax.random.key(args.seed))
+      average_policy = solver.average_policy
     else:
       hyperparameters = {'alternating': not args.simultaneous}
       if args.algorithm == 'dcfr':
         hyperparameters.update(alpha=args.alpha, beta=args.beta, gamma=args.gamma)
       solver = solvers.ALGORITHMS[args.algorithm](**hyperparameters)
       module, init = solvers, solver.init
+      average_policy = solvers.average_policy
   except (jaxcfr.GameError, ValueError) as error:
     raise UsageError(str(error)) from None
   game, compile_seconds = _compile(args, game_spec, log)
 
   run_chunk = jax.jit(lambda state, g, n: module.run(solver, state, g, n))
-  evaluate = jax.jit(lambda state, g: _evaluate(module.average_policy(state, g), g))
+  # Producing the policy counts as solving (Deep CFR trains its strategy networks here); judging it does not.
+  make_policy = jax.jit(average_policy)
   jit_start = time.perf_counter()
-  state = init(game)
+  try:
+    state = init(game)
+  except ValueError as error:
+    raise UsageError(str(error)) from None
   run_chunk = run_chunk.lower(state, game, jnp.asarray(1, jnp.int32)).compile()
-  evaluate = evaluate.lower(state, game).compile()
+  make_policy = make_policy.lower(state, game).compile()
   jit_seconds = time.perf_counter() - jit_start
-  evaluation_seconds = _time_evaluation(jax, evaluate, state, game)
+  start = time.perf_counter()
+  policy = jax.block_until_ready(make_policy(state, game))
+  policy_seconds_once = time.perf_counter() - start
+  jit_start = time.perf_counter()
+  evaluate = jax.jit(_evaluate).lower(policy, game).compile()
+  jit_seconds += time.perf_counter() - jit_start
+  evaluation_seconds = _time_evaluation(jax, evaluate, policy, game)
 
   identity = {
     'game': game.name,
@@ -380,36 +450,70 @@ def _solve(args) -> int:
       every = max(1, math.ceil(args.iterations / 10))
     else:
       args.checkpoint_seconds = 60.0
+  eval_seconds = args.eval_every_seconds
+  if deep and args.eval_every is None and eval_seconds is None:  # each policy costs a network training
+    if args.seconds is not None:
+      eval_seconds = args.seconds / 10
+    else:
+      args.eval_every = max(1, math.ceil(args.iterations / 10))
   schedule = _eval_schedule(args.eval_every)
   next_eval = next(schedule)
   while next_eval <= done:
     next_eval = next(schedule)
+  if eval_seconds is not None:
+    next_eval, next_eval_time = None, (seconds // eval_seconds + 1) * eval_seconds
   next_save = (done // every + 1) * every if every else None
   last_save_time, saved_at = time.perf_counter(), done
   per_iteration, evaluated = None, None
+  # Deep CFR's final policy is one more network training: the budget keeps room for it.
+  reserve = policy_seconds_once if deep else 0.0
+  policy_seconds = 0.0
   bar = _progress_bar(args, done)
+
+  def produce_and_evaluate(state):
+    nonlocal seconds, policy_seconds, reserve
+    start = time.perf_counter()
+    policy = jax.block_until_ready(make_policy(state, game))
+    elapsed = time.perf_counter() - start
+    seconds += elapsed
+    policy_seconds += elapsed
+    if deep:
+      reserve = elapsed
+    return policy, jax.device_get(evaluate(policy, game))
+
   try:
-    while not _finished(args, done, seconds, per_iteration):
-      targets = [next_eval, args.iterations, next_save]
-      steps = min(t for t in targets if t is not None) - done
-      if args.seconds is not None and per_iteration is not None:
-        steps = max(1, min(steps, int((args.seconds - seconds) / per_iteration)))
+    while not _finished(args, done, seconds + reserve, per_iteration):
+      limits = [t - done for t in (next_eval, args.iterations, next_save) if t is not None]
+      steps = min(limits) if limits else 1
+      if per_iteration is not None:
+        room = [PROGRESS_SECONDS]
+        if args.seconds is not None:
+          room.append(args.seconds - seconds - reserve)
+        if eval_seconds is not None:
+          room.append(next_eval_time - seconds)
+        steps = max(1, min(steps, int(min(room) / per_iteration)))
       start = time.perf_counter()
       state = jax.block_until_ready(run_chunk(state, game, jnp.asarray(steps, jnp.int32)))
       elapsed = time.perf_counter() - start
       seconds += elapsed
       done += steps
       per_iteration = elapsed / steps
-      if done >= next_eval or _finished(args, done, seconds, per_iteration):
-        evaluated = jax.device_get(evaluate(state, game))  # the last one is the final result
+      if eval_seconds is not None:
+        due_eval = seconds >= next_eval_time - 0.5 * per_iteration
+      else:
+        due_eval = done >= next_eval
+      if due_eval or _finished(args, done, seconds + reserve, per_iteration):
+        policy, evaluated = produce_and_evaluate(state)  # the last one is the final result
         curve.append(
           {'iteration': done, 'seconds': seconds, 'exploitability': float(evaluated[0]) / game.num_players}
         )
-        if bar is not None:
-          bar.set_postfix_str(f'exploitability {curve[-1]["exploitability"]:.3g}')
-        while next_eval <= done:
-          next_eval = next(schedule)
+        if eval_seconds is not None:
+          next_eval_time = (seconds // eval_seconds + 1) * eval_seconds
+        else:
+          while next_eval <= done:
+            next_eval = next(schedule)
       if bar is not None:
+        bar.set_postfix_str(_progress_text(deep, state, curve, jax))
         bar.update(steps)
       due = next_save is not None and done >= next_save
       overdue = (
@@ -435,7 +539,7 @@ def _solve(args) -> int:
     checkpointer.close()
 
   if evaluated is None:  # resumed at or past the total: nothing ran, evaluate what was restored
-    evaluated = jax.device_get(evaluate(state, game))
+    policy, evaluated = produce_and_evaluate(state)
     if not curve or curve[-1]['iteration'] != done:
       curve.append(
         {'iteration': done, 'seconds': seconds, 'exploitability': float(evaluated[0]) / game.num_players}
@@ -459,10 +563,21 @@ def _solve(args) -> int:
     'checkpoint': os.path.abspath(args.checkpoint) if args.checkpoint else None,
     'curve': curve,
   }
+  if deep:
+    stats = jax.device_get(
+      (state.advantage_loss, deep_cfr.reservoir_size(state.advantage_buffers), state.advantage_buffers.seen)
+    )
+    result.update(
+      policy_seconds=policy_seconds,
+      advantage_loss=[float(x) for x in stats[0]],
+      memory_size=[int(x) for x in stats[1]],
+      memory_seen=[int(x) for x in stats[2]],
+    )
   sampling = ''
-  if sampled:
-    result['batch_size'] = args.batch_size
-    result['trajectories'] = done * args.batch_size * game.num_players
+  if sampled or deep:
+    per_player = args.batch_size if sampled else solver.hyperparameters['traversals']
+    result['batch_size'] = per_player
+    result['trajectories'] = done * per_player * game.num_players
     sampling = (
       f', {result["trajectories"]:,} traversals, {result["trajectories"] / max(seconds, 1e-9):,.0f}/s'
     )
@@ -480,7 +595,7 @@ def _solve(args) -> int:
     policies.save(
       args.policy_out,
       game,
-      module.average_policy(state, game),
+      policy,
       game=game.name,
       algorithm=args.algorithm,
       hyperparameters=hyperparameters,
@@ -511,6 +626,54 @@ def _abstract(args) -> int:
     return abstract_cli.run(args)
   except AbstractionError as error:
     raise UsageError(str(error)) from None
+
+
+def _check_option_groups(args) -> None:
+  """Options of one algorithm family given to another are errors, not silently ignored."""
+  deep_options = [name for name in _DEEP_OPTIONS if getattr(args, name) is not None]
+  if deep_options and args.algorithm not in DEEP:
+    flag = '--' + deep_options[0].replace('_', '-')
+    raise UsageError(f'{flag} is a Deep CFR option (deep-cfr, sd-cfr), not for {args.algorithm}')
+  strategy = [name for name in deep_options if name.startswith('strategy_')]
+  if strategy and args.algorithm == 'sd-cfr':
+    flag = '--' + strategy[0].replace('_', '-')
+    raise UsageError(f'{flag}: sd-cfr has no strategy network')
+
+
+_DEEP_OPTIONS = {
+  'traversals': 'traversals',
+  'advantage_layers': 'advantage_layers',
+  'advantage_steps': 'advantage_steps',
+  'advantage_batch_size': 'advantage_batch_size',
+  'memory': 'advantage_capacity',
+  'reinitialize': 'reinitialize',
+  'strategy_layers': 'strategy_layers',
+  'strategy_steps': 'strategy_steps',
+  'strategy_batch_size': 'strategy_batch_size',
+  'strategy_memory': 'strategy_capacity',
+  'learning_rate': 'learning_rate',
+}
+
+
+def _deep_hyperparameters(args) -> dict:
+  """The Deep CFR options given on the command line (`deep_cfr.DEFAULTS` fill the rest);
+  a batch size of `all` is None: the whole reservoir."""
+  given = {name: getattr(args, option) for option, name in _DEEP_OPTIONS.items()}
+  return {name: None if value == 'all' else value for name, value in given.items() if value is not None}
+
+
+def _progress_text(deep: bool, state, curve, jax) -> str:
+  parts = []
+  if deep:
+    from jaxcfr import deep_cfr  # noqa: PLC0415
+
+    size, loss = jax.device_get((deep_cfr.reservoir_size(state.advantage_buffers), state.advantage_loss))
+    capacity = state.advantage_buffers.infoset.shape[-1]
+    parts.append(f'memory {min(size) / capacity:.0%}')
+    parts.append('loss ' + ','.join(f'{x:.3g}' for x in loss))
+  if curve:
+    parts.append(f'exploitability {curve[-1]["exploitability"]:.3g}')
+  return ' '.join(parts)
 
 
 def _sampled_hyperparameters(args) -> dict:

@@ -227,6 +227,35 @@ def _mesh(devices: int) -> jax.sharding.Mesh:
 
 
 def _traversals(
+  game: CompiledGame, policy: jax.Array, regret: jax.Array, key: jax.Array, player: int, batch: int, **options
+):
+  """`(regret, average)` increments, each `[I, A]`, summed over the batch (see `traversal_samples`)."""
+  num_infosets, num_slots = game.legal_actions.shape
+  samples = traversal_samples(game, policy, regret, key, player, batch, **options)
+
+  def total(rows, values):
+    sums = jnp.zeros((num_infosets, num_slots), policy.dtype)
+    sums = sums.at[rows].add(values, mode='drop')
+    return tree.to_actions(game, sums)
+
+  return total(samples.regret_rows, samples.regret_values), total(
+    samples.average_rows, samples.average_values
+  )
+
+
+class Samples(NamedTuple):
+  """What one batch of traversals observed, one row per frontier slot of the depths involved.
+
+  Rows are infoset indices, `I` for slots that hold nothing (drop them); values are by legal slot (`[N, L]`).
+  """
+
+  regret_rows: jax.Array  # [N] int32: the traverser's infosets
+  regret_values: jax.Array  # [N, L]: sampled instantaneous regrets
+  average_rows: jax.Array  # [N'] int32
+  average_values: jax.Array  # [N', L]: average-strategy increments
+
+
+def traversal_samples(
   game: CompiledGame,
   policy: jax.Array,  # [I, A]
   regret: jax.Array,  # [I, A]
@@ -240,7 +269,8 @@ def _traversals(
   prune_probability: float,
   threshold,
   no_prune_depths: tuple[int, ...],
-):
+) -> Samples:
+  """One batch of `batch` sampled traversals for `player` under `policy` (see the module docstring)."""
   dtype = policy.dtype
   num_infosets, num_slots = game.legal_actions.shape
   enumerate_own = scheme == 'external'
@@ -360,13 +390,12 @@ def _traversals(
       average_rows.append(jnp.where(actor == next_player, row, num_infosets).reshape(-1))
       average_values.append(_fit(probs, num_slots).reshape(-1, num_slots))
 
-  def total(rows, values):
-    sums = jnp.zeros((num_infosets, num_slots), dtype)
-    if rows:
-      sums = sums.at[jnp.concatenate(rows)].add(jnp.concatenate(values), mode='drop')
-    return tree.to_actions(game, sums)
+  def join(rows, values):
+    if not rows:
+      return jnp.full((0,), num_infosets, jnp.int32), jnp.zeros((0, num_slots), dtype)
+    return jnp.concatenate(rows), jnp.concatenate(values)
 
-  return total(regret_rows, regret_values), total(average_rows, average_values)
+  return Samples(*join(regret_rows, regret_values), *join(average_rows, average_values))
 
 
 def _padded_fields(game: CompiledGame, d: int) -> jax.Array:

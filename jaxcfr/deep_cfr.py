@@ -1,0 +1,479 @@
+"""Deep CFR (Brown, Lerer, Gross, Sandholm 2019) and Single Deep CFR (Steinberger 2019) on a `CompiledGame`.
+
+Each iteration t, for each player p in turn (the traverser):
+
+1. `traversals` external-sampling traversals of the compiled game (the batched
+   frontier code of `mccfr.traversal_samples`). Every player acts by the
+   regret-matched policy of its advantage network, evaluated on the features
+   of *all* infosets in one batched call (uniform before the network's first
+   training). Where no predicted advantage is positive the policy takes the
+   action with the highest one, as in the paper.
+2. The traverser's sampled regrets `(I, t, r(I, .))` enter p's advantage
+   reservoir; the next player's policies `(I, t, sigma(I))` at the histories
+   it acts in enter that player's strategy reservoir (the paper's "opponent
+   nodes"; with two players, the opponent).
+3. p's advantage network is re-initialised (or warm-started) and trained with
+   optax on minibatches drawn uniformly from its reservoir, the squared error
+   over legal actions weighted by the iteration the sample came from (linear
+   CFR weighting).
+
+A reservoir stores infoset indices, not feature vectors: the features are a
+fixed function of the infoset (`CompiledGame.features`), gathered when a
+minibatch is drawn, so a buffer costs `4 + 4 + 4 * A` bytes per sample. The
+networks still see only features, never an index. Reservoirs are fixed-size
+device arrays updated inside the jitted update with Algorithm R.
+
+The average strategy:
+- Deep CFR (`deep_cfr`): a strategy network per player, trained from scratch on
+  that player's strategy reservoir (masked softmax output, squared error
+  weighted by t) whenever the policy is asked for (`average_policy`).
+- Single Deep CFR (`sd_cfr`): the average of the advantage networks'
+  policies, weighted by t. SD-CFR samples one stored network per game; on a
+  compiled game the same mixture is the behavioural policy
+  `sum_t t * reach_p^t(I) * sigma_p^t(I)` (normalised), which each update
+  accumulates exactly in `average` right after training the network, so no
+  network needs to be stored and the policy is exact.
+
+Networks are plain MLPs (`mlp_init`/`mlp_apply`): their parameters are lists
+of arrays, so states vmap, scan and checkpoint like any other pytree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxcfr import mccfr, solvers
+from jaxcfr.compiler import CompiledGame
+
+# Networks.
+
+
+def mlp_init(key: jax.Array, sizes: tuple[int, ...]) -> list[dict[str, jax.Array]]:
+  """Parameters of an MLP with layer sizes `(inputs, hidden..., outputs)`: He-normal weights,
+  zero biases, and a zero output layer (the untrained network predicts 0)."""
+  params = []
+  keys = jax.random.split(key, len(sizes) - 1)
+  for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+    last = i == len(sizes) - 2
+    scale = 0.0 if last else math.sqrt(2.0 / max(fan_in, 1))
+    weight = scale * jax.random.normal(keys[i], (fan_in, fan_out), jnp.float32)
+    params.append({'w': weight, 'b': jnp.zeros((fan_out,), jnp.float32)})
+  return params
+
+
+def mlp_apply(params: list[dict[str, jax.Array]], x: jax.Array) -> jax.Array:
+  """`[..., inputs]` -> `[..., outputs]`; ReLU between layers."""
+  for layer in params[:-1]:
+    x = jax.nn.relu(x @ layer['w'] + layer['b'])
+  return x @ params[-1]['w'] + params[-1]['b']
+
+
+def advantage_matching(advantages: jax.Array, legal_mask: jax.Array) -> jax.Array:
+  """`[..., A]` policy proportional to positive predicted advantages; where none is
+  positive, all probability on the legal action with the highest advantage (Deep CFR)."""
+  positive = jnp.where(legal_mask, jnp.maximum(advantages, 0), 0)
+  total = positive.sum(-1, keepdims=True)
+  best = jax.nn.one_hot(jnp.argmax(jnp.where(legal_mask, advantages, -jnp.inf), -1), advantages.shape[-1])
+  return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1), best)
+
+
+def masked_softmax(logits: jax.Array, legal_mask: jax.Array) -> jax.Array:
+  logits = jnp.where(legal_mask, logits, -jnp.inf)
+  return jnp.where(legal_mask, jax.nn.softmax(logits, -1), 0)
+
+
+# Reservoirs.
+
+
+class Reservoir(NamedTuple):
+  """A fixed-size uniform sample of a stream of `(infoset, weight, target)` items."""
+
+  infoset: jax.Array  # [C] int32: the infoset of each kept item (I in empty slots)
+  weight: jax.Array  # [C] float32: the iteration the item came from
+  target: jax.Array  # [C, A] float32: sampled regrets or policy, by action id
+  seen: jax.Array  # [] int32: items offered so far (at most 2**31 - 1)
+
+
+def reservoir_init(capacity: int, num_actions: int, empty_row: int) -> Reservoir:
+  return Reservoir(
+    jnp.full((capacity,), empty_row, jnp.int32),
+    jnp.zeros((capacity,), jnp.float32),
+    jnp.zeros((capacity, num_actions), jnp.float32),
+    jnp.zeros((), jnp.int32),
+  )
+
+
+def reservoir_size(buffer: Reservoir) -> jax.Array:
+  return jnp.minimum(buffer.seen, buffer.infoset.shape[-1])
+
+
+def reservoir_add(
+  buffer: Reservoir, key: jax.Array, infoset: jax.Array, weight, target: jax.Array, valid: jax.Array
+) -> Reservoir:
+  """Offers the `valid` rows of a batch, in order, as Algorithm R would one at a time:
+  item n (0-based, counting every item ever offered) takes slot n while the
+  reservoir fills, then replaces a slot drawn uniformly from [0, n] if that is
+  below the capacity C, so every item offered so far is kept with probability
+  C / (n + 1). When two rows of the batch draw the same slot, the later wins."""
+  capacity = buffer.infoset.shape[0]
+  valid = jnp.broadcast_to(valid, infoset.shape)
+  position = buffer.seen + jnp.cumsum(valid, dtype=jnp.int32) - 1  # n of each valid row
+  draw = jax.random.randint(key, position.shape, 0, jnp.maximum(position + 1, 1))
+  slot = jnp.where(position < capacity, position, draw)
+  write = valid & (slot < capacity)
+  slot = jnp.where(write, slot, capacity)
+  last = jnp.full((capacity + 1,), -1, jnp.int32).at[slot].max(jnp.where(write, position, -1))
+  slot = jnp.where(write & (last[slot] == position), slot, capacity)  # unique, or `capacity` (dropped)
+  weight = jnp.broadcast_to(jnp.asarray(weight, jnp.float32), infoset.shape)
+  return Reservoir(
+    buffer.infoset.at[slot].set(infoset.astype(jnp.int32), mode='drop'),
+    buffer.weight.at[slot].set(weight, mode='drop'),
+    buffer.target.at[slot].set(target.astype(jnp.float32), mode='drop'),
+    buffer.seen + valid.sum(dtype=jnp.int32),
+  )
+
+
+# Solver.
+
+
+class DeepCFRState(NamedTuple):
+  iteration: jax.Array  # [] int32: iterations completed
+  advantage_params: list  # MLP parameters, each leaf with a leading [P] axis
+  advantage_buffers: Reservoir  # leaves with a leading [P] axis
+  strategy_buffers: Reservoir | None  # leaves with a leading [P] axis (None for SD-CFR)
+  average: jax.Array  # [I, A]: sum over iterations of t * own reach * advantage policy (SD-CFR)
+  advantage_loss: jax.Array  # [P]: mean loss over the last tenth of each player's latest training
+  key: jax.Array  # [] PRNG key the next update consumes
+
+
+class DeepSolver(NamedTuple):
+  """`init(game, key)`, `update(state, game)`, `current_policy(state, game)`,
+  `average_policy(state, game)`; pure and jittable."""
+
+  init: Callable[[CompiledGame, jax.Array], DeepCFRState]
+  update: Callable[[DeepCFRState, CompiledGame], DeepCFRState]
+  current_policy: Callable[[DeepCFRState, CompiledGame], jax.Array]
+  average_policy: Callable[[DeepCFRState, CompiledGame], jax.Array]
+  strategy_networks: Callable[[DeepCFRState, CompiledGame], tuple[list, jax.Array]] | None
+  hyperparameters: dict
+
+
+DEFAULTS = dict(
+  traversals=1024,  # per player per iteration
+  advantage_layers=(64, 64),
+  advantage_steps=100,  # Adam steps per training
+  advantage_batch_size=None,  # None: the whole reservoir each step (see `_train`)
+  advantage_capacity=1_000_000,  # reservoir samples per player
+  reinitialize=False,  # True: train from scratch each iteration (the paper); False: warm start
+  strategy_layers=(64, 64),
+  strategy_steps=2000,
+  strategy_batch_size=None,
+  strategy_capacity=1_000_000,
+  learning_rate=1e-3,
+)
+
+
+def deep_cfr(**hyperparameters) -> DeepSolver:
+  """Deep CFR with a strategy network per player (see the module docstring and `DEFAULTS`)."""
+  return _deep_solver(single=False, **hyperparameters)
+
+
+def sd_cfr(**hyperparameters) -> DeepSolver:
+  """Single Deep CFR: no strategy network; the policy is the t-weighted average of the
+  advantage networks' policies, exact on the compiled game."""
+  for name in ('strategy_layers', 'strategy_steps', 'strategy_batch_size', 'strategy_capacity'):
+    if name in hyperparameters:
+      raise ValueError(f'sd-cfr has no strategy network; {name} does not apply')
+  return _deep_solver(single=True, **hyperparameters)
+
+
+def _check(hyperparameters: dict) -> dict:
+  unknown = set(hyperparameters) - set(DEFAULTS)
+  if unknown:
+    raise ValueError(f'unknown Deep CFR hyper-parameters: {", ".join(sorted(unknown))}')
+  config = {**DEFAULTS, **hyperparameters}
+  for name in (
+    'traversals',
+    'advantage_steps',
+    'advantage_batch_size',
+    'advantage_capacity',
+    'strategy_steps',
+    'strategy_batch_size',
+    'strategy_capacity',
+  ):
+    value = config[name]
+    if value is None and name.endswith('batch_size'):
+      continue
+    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+      raise ValueError(f'{name} must be a positive integer, got {value!r}')
+  for name in ('advantage_layers', 'strategy_layers'):
+    layers = tuple(config[name])
+    if not all(isinstance(n, (int, np.integer)) and n >= 1 for n in layers):
+      raise ValueError(f'{name} must be positive layer widths, got {config[name]!r}')
+    config[name] = layers
+  rate = config['learning_rate']
+  if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
+    raise ValueError(f'learning_rate must be a positive number, got {rate!r}')
+  if not isinstance(config['reinitialize'], bool):
+    raise ValueError(f'reinitialize must be true or false, got {config["reinitialize"]!r}')
+  return config
+
+
+def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
+  config = _check(hyperparameters)
+  if single:
+    config = {k: v for k, v in config.items() if not k.startswith('strategy_')}
+  optimizer = optax.adam(config['learning_rate'])
+
+  def network_sizes(game: CompiledGame, layers) -> tuple[int, ...]:
+    return (game.features.shape[-1], *layers, game.num_actions)
+
+  def check_game(game: CompiledGame) -> None:
+    if game.features.shape[-1] == 0:
+      raise ValueError(f'{game.name} has no information-state features; Deep CFR needs them')
+    if game.features.shape[0] != game.num_infosets:
+      raise ValueError(f'features are {game.features.shape}, expected {game.num_infosets} rows')
+
+  def init(game: CompiledGame, key: jax.Array) -> DeepCFRState:
+    check_game(game)
+    players = game.num_players
+    key, init_key = jax.random.split(key)
+    sizes = network_sizes(game, config['advantage_layers'])
+    params = jax.vmap(lambda k: mlp_init(k, sizes))(jax.random.split(init_key, players))
+
+    def buffers(capacity):
+      one = reservoir_init(capacity, game.num_actions, game.num_infosets)
+      return jax.tree.map(lambda x: jnp.broadcast_to(x, (players, *x.shape)), one)
+
+    return DeepCFRState(
+      iteration=jnp.zeros((), jnp.int32),
+      advantage_params=params,
+      advantage_buffers=buffers(config['advantage_capacity']),
+      strategy_buffers=None if single else buffers(config['strategy_capacity']),
+      average=jnp.zeros(game.legal_mask.shape, game.dtype),
+      advantage_loss=jnp.zeros((players,), jnp.float32),
+      key=key,
+    )
+
+  def player_policy(params, game: CompiledGame) -> jax.Array:
+    """`[I, A]`: one advantage network's regret-matched policy on every infoset."""
+    return advantage_matching(mlp_apply(params, game.features), game.legal_mask)
+
+  def current_policy(state: DeepCFRState, game: CompiledGame, trained=None) -> jax.Array:
+    """`[I, A]`: each player's rows from its own advantage network (uniform where untrained)."""
+    uniform = solvers.normalize_policy(jnp.zeros(game.legal_mask.shape, jnp.float32), game.legal_mask)
+    policy = uniform
+    for p in range(game.num_players):
+      own = player_policy(_player(state.advantage_params, p), game)
+      if trained is not None:
+        own = jnp.where(trained[p], own, uniform)
+      policy = jnp.where((game.infoset_player == p)[:, None], own, policy)
+    return policy.astype(game.dtype)
+
+  def update(state: DeepCFRState, game: CompiledGame) -> DeepCFRState:
+    t = state.iteration + 1
+    players = game.num_players
+    key, *player_keys = jax.random.split(state.key, 1 + players)
+    params, advantage_buffers, strategy_buffers = (
+      state.advantage_params,
+      state.advantage_buffers,
+      state.strategy_buffers,
+    )
+    average, losses = state.average, state.advantage_loss
+    weight = t.astype(jnp.float32)
+    for p in range(players):
+      traverse_key, regret_key, strategy_key, init_key, train_key = jax.random.split(player_keys[p], 5)
+      trained = (t > 1) | (jnp.arange(players) < p)
+      policy = current_policy(state._replace(advantage_params=params), game, trained)
+      samples = mccfr.traversal_samples(
+        game,
+        policy,
+        jnp.zeros_like(policy),
+        traverse_key,
+        p,
+        config['traversals'],
+        scheme='external',
+        exploration=0.0,
+        prune=jnp.asarray(False),
+        prune_probability=0.0,
+        threshold=jnp.zeros((), policy.dtype),
+        no_prune_depths=(),
+      )
+      rows, targets, valid = _by_action(game, samples.regret_rows, samples.regret_values)
+      buffer = reservoir_add(_player(advantage_buffers, p), regret_key, rows, weight, targets, valid)
+      advantage_buffers = _set_player(advantage_buffers, p, buffer)
+      if strategy_buffers is not None and samples.average_rows.shape[0]:
+        q = (p + 1) % players
+        rows, targets, valid = _by_action(game, samples.average_rows, samples.average_values)
+        kept = reservoir_add(_player(strategy_buffers, q), strategy_key, rows, weight, targets, valid)
+        strategy_buffers = _set_player(strategy_buffers, q, kept)
+      start = _player(params, p)
+      if config['reinitialize']:
+        start = mlp_init(init_key, network_sizes(game, config['advantage_layers']))
+      new, loss = _train(
+        optimizer,
+        start,
+        buffer,
+        game,
+        train_key,
+        config['advantage_steps'],
+        config['advantage_batch_size'],
+        _advantage_loss,
+        t,
+      )
+      params = _set_player(params, p, new)
+      losses = losses.at[p].set(loss)
+      # SD-CFR's average: iteration t's network weighted by t and by p's own reach.
+      own = jnp.where((game.infoset_player == p)[:, None], player_policy(new, game), policy)
+      _, reach_policy = solvers.player_regrets(game, own.astype(game.dtype), p)
+      average = average + t.astype(game.dtype) * reach_policy
+    return DeepCFRState(t, params, advantage_buffers, strategy_buffers, average, losses, key)
+
+  def strategy_networks(state: DeepCFRState, game: CompiledGame) -> tuple[list, jax.Array]:
+    """Each player's strategy network trained from scratch on its strategy reservoir:
+    `(parameters with a leading [P] axis, [P] final losses)`. Pure: the keys derive from
+    `state.key` without consuming it."""
+    sizes = network_sizes(game, config['strategy_layers'])
+    keys = jax.random.split(jax.random.fold_in(state.key, 1), game.num_players)
+    t = jnp.maximum(state.iteration, 1)
+
+    def one(key, buffer):
+      init_key, train_key = jax.random.split(key)
+      return _train(
+        optimizer,
+        mlp_init(init_key, sizes),
+        buffer,
+        game,
+        train_key,
+        config['strategy_steps'],
+        config['strategy_batch_size'],
+        _strategy_loss,
+        t,
+      )
+
+    return jax.vmap(one)(keys, state.strategy_buffers)
+
+  def average_policy(state: DeepCFRState, game: CompiledGame) -> jax.Array:
+    if single:
+      return solvers.normalize_policy(state.average, game.legal_mask)
+    params, _ = strategy_networks(state, game)
+    return strategy_policy(params, game)
+
+  return DeepSolver(
+    init,
+    update,
+    lambda state, game: current_policy(state, game),
+    average_policy,
+    None if single else strategy_networks,
+    config,
+  )
+
+
+def strategy_policy(params, game: CompiledGame) -> jax.Array:
+  """`[I, A]`: each player's rows from its strategy network (leading [P] axis)."""
+  policy = jnp.zeros(game.legal_mask.shape, jnp.float32)
+  for p in range(game.num_players):
+    own = masked_softmax(mlp_apply(_player(params, p), game.features), game.legal_mask)
+    policy = jnp.where((game.infoset_player == p)[:, None], own, policy)
+  return policy.astype(game.dtype)
+
+
+def _advantage_loss(predictions, targets, mask):
+  return jnp.where(mask, (predictions - targets) ** 2, 0).sum(-1)
+
+
+def _strategy_loss(logits, targets, mask):
+  return jnp.where(mask, (masked_softmax(logits, mask) - targets) ** 2, 0).sum(-1)
+
+
+def sample_loss(params, game: CompiledGame, buffer: Reservoir, index: jax.Array, loss_fn) -> jax.Array:
+  """The loss on the reservoir items `index`: the mean of weight * loss_fn(network(features), target)."""
+  rows = jnp.minimum(buffer.infoset[index], game.num_infosets - 1)
+  if game.num_infosets <= index.shape[0]:  # the same predictions (and gradients) from fewer network rows
+    predictions = mlp_apply(params, game.features)[rows]
+  else:
+    predictions = mlp_apply(params, game.features[rows])
+  weights = jnp.where(buffer.infoset[index] < game.num_infosets, buffer.weight[index], 0)
+  return (weights * loss_fn(predictions, buffer.target[index], game.legal_mask[rows])).mean()
+
+
+def reservoir_loss(game: CompiledGame, buffer: Reservoir, loss_fn) -> Callable:
+  """The loss over the whole reservoir as a function of the parameters, normalised by the total weight.
+
+  For a squared error, sum_i w_i |f(x_i) - y_i|^2 = sum_I W_I |f(x_I) - mean_I|^2 + const, where W_I and
+  mean_I are the total weight and the weighted mean target of the items of infoset I: the features are
+  a function of the infoset, so this has the same gradient as the item-by-item loss at a cost of one
+  network row per infoset (I rows however many items the reservoir holds).
+  """
+  valid = buffer.infoset < game.num_infosets
+  rows = jnp.where(valid, buffer.infoset, 0)
+  weights = jnp.where(valid, buffer.weight, 0)
+  total = jax.ops.segment_sum(weights, rows, game.num_infosets)  # [I]
+  sums = jax.ops.segment_sum(weights[:, None] * buffer.target, rows, game.num_infosets)  # [I, A]
+  means = sums / jnp.maximum(total, 1e-30)[:, None]
+  share = total / jnp.maximum(total.sum(), 1e-30)
+
+  def loss(params):
+    return (share * loss_fn(mlp_apply(params, game.features), means, game.legal_mask)).sum()
+
+  return loss
+
+
+def _train(optimizer, params, buffer: Reservoir, game: CompiledGame, key, steps, batch_size, loss_fn, t):
+  """`steps` Adam steps on the t-weighted loss over `buffer`: with `batch_size` None, the
+  whole reservoir each step (`reservoir_loss`); otherwise minibatches drawn uniformly from it,
+  the weights scaled by 2 / t so that they average about 1. Returns `(params, mean loss over the
+  last tenth of the steps)`."""
+  if batch_size is None:
+    whole = reservoir_loss(game, buffer, loss_fn)
+
+    def loss(params, _):
+      return whole(params)
+
+  else:
+    size, scale = reservoir_size(buffer), 2.0 / t.astype(jnp.float32)
+
+    def loss(params, key):
+      index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(size, 1))
+      return scale * sample_loss(params, game, buffer, index, loss_fn)
+
+  def step(carry, key):
+    params, opt_state = carry
+    value, grads = jax.value_and_grad(loss)(params, key)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return (optax.apply_updates(params, updates), opt_state), value
+
+  (params, _), values = jax.lax.scan(step, (params, optimizer.init(params)), jax.random.split(key, steps))
+  return params, values[-max(1, steps // 10) :].mean()
+
+
+def _by_action(game: CompiledGame, rows: jax.Array, values: jax.Array):
+  """Samples by legal slot `[N, L]` -> `(rows, [N, A] by action id, valid [N])`."""
+  valid = rows < game.num_infosets
+  rows = jnp.where(valid, rows, 0)
+  slots = game.action_slot[rows]  # [N, A]: L on illegal actions
+  padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)
+  return rows, jnp.take_along_axis(padded, slots, axis=1), valid
+
+
+def _player(tree, p: int):
+  return jax.tree.map(lambda x: x[p], tree)
+
+
+def _set_player(tree, p: int, value):
+  return jax.tree.map(lambda x, v: x.at[p].set(v), tree, value)
+
+
+def run(solver: DeepSolver, state: DeepCFRState, game: CompiledGame, num_iterations) -> DeepCFRState:
+  """`num_iterations` updates in one loop (jit it; the count may be traced)."""
+  return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)
+
+
+ALGORITHMS: dict[str, Callable[..., DeepSolver]] = {'deep-cfr': deep_cfr, 'sd-cfr': sd_cfr}
