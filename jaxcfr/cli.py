@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
   )
   sampled.add_argument('--regret-floor', type=_finite_float, help='regrets never fall below this')
   deep = solve.add_argument_group('Deep CFR (deep-cfr, sd-cfr); defaults in jaxcfr.deep_cfr.DEFAULTS')
-  deep.add_argument('--traversals', type=_positive_int, help='traversals per player per iteration (1024)')
+  deep.add_argument('--traversals', type=_positive_int, help='traversals per player per iteration (2048)')
   deep.add_argument('--advantage-layers', type=_layers, metavar='W,W', help='hidden widths (64,64)')
   deep.add_argument('--advantage-steps', type=_positive_int, metavar='N', help='Adam steps each time (100)')
   deep.add_argument(
@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     help="minibatch size, or 'all': the whole reservoir each step (default)",
   )
   deep.add_argument(
-    '--memory', type=_positive_int, metavar='N', help='advantage reservoir per player (1,000,000)'
+    '--memory', type=_positive_int, metavar='N', help='advantage reservoir per player (4,000,000)'
   )
   deep.add_argument(
     '--reinitialize',
@@ -182,7 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     '--strategy-batch-size', type=_batch_size, metavar='N|all', help="deep-cfr: minibatch size or 'all'"
   )
   deep.add_argument(
-    '--strategy-memory', type=_positive_int, metavar='N', help='deep-cfr: strategy reservoir per player'
+    '--strategy-memory',
+    type=_positive_int,
+    metavar='N',
+    help='deep-cfr: strategy reservoir per player (4,000,000)',
   )
   deep.add_argument('--learning-rate', type=_positive_float, help='Adam learning rate (0.001)')
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
@@ -565,7 +568,11 @@ def _solve(args) -> int:
   }
   if deep:
     stats = jax.device_get(
-      (state.advantage_loss, deep_cfr.reservoir_size(state.advantage_buffers), state.advantage_buffers.seen)
+      (
+        state.advantage_loss,
+        [deep_cfr.reservoir_size(b) for b in state.advantage_buffers],
+        [b.seen for b in state.advantage_buffers],
+      )
     )
     result.update(
       policy_seconds=policy_seconds,
@@ -667,8 +674,9 @@ def _progress_text(deep: bool, state, curve, jax) -> str:
   if deep:
     from jaxcfr import deep_cfr  # noqa: PLC0415
 
-    size, loss = jax.device_get((deep_cfr.reservoir_size(state.advantage_buffers), state.advantage_loss))
-    capacity = state.advantage_buffers.infoset.shape[-1]
+    buffers = state.advantage_buffers
+    size, loss = jax.device_get(([deep_cfr.reservoir_size(b) for b in buffers], state.advantage_loss))
+    capacity = buffers[0].infoset.shape[-1]
     parts.append(f'memory {min(size) / capacity:.0%}')
     parts.append('loss ' + ','.join(f'{x:.3g}' for x in loss))
   if curve:

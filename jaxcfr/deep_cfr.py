@@ -145,9 +145,10 @@ def reservoir_add(
 
 class DeepCFRState(NamedTuple):
   iteration: jax.Array  # [] int32: iterations completed
-  advantage_params: list  # MLP parameters, each leaf with a leading [P] axis
-  advantage_buffers: Reservoir  # leaves with a leading [P] axis
-  strategy_buffers: Reservoir | None  # leaves with a leading [P] axis (None for SD-CFR)
+  # Per player (tuples, not stacked arrays: updating one player's reservoir then touches only it).
+  advantage_params: tuple  # MLP parameters
+  advantage_buffers: tuple[Reservoir, ...]
+  strategy_buffers: tuple[Reservoir, ...] | None  # None for SD-CFR
   average: jax.Array  # [I, A]: sum over iterations of t * own reach * advantage policy (SD-CFR)
   advantage_loss: jax.Array  # [P]: mean loss over the last tenth of each player's latest training
   key: jax.Array  # [] PRNG key the next update consumes
@@ -166,16 +167,16 @@ class DeepSolver(NamedTuple):
 
 
 DEFAULTS = dict(
-  traversals=1024,  # per player per iteration
+  traversals=2048,  # per player per iteration
   advantage_layers=(64, 64),
   advantage_steps=100,  # Adam steps per training
   advantage_batch_size=None,  # None: the whole reservoir each step (see `_train`)
-  advantage_capacity=1_000_000,  # reservoir samples per player
+  advantage_capacity=4_000_000,  # reservoir samples per player (20 bytes each on Leduc)
   reinitialize=False,  # True: train from scratch each iteration (the paper); False: warm start
   strategy_layers=(64, 64),
   strategy_steps=2000,
   strategy_batch_size=None,
-  strategy_capacity=1_000_000,
+  strategy_capacity=4_000_000,
   learning_rate=1e-3,
 )
 
@@ -246,11 +247,10 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
     players = game.num_players
     key, init_key = jax.random.split(key)
     sizes = network_sizes(game, config['advantage_layers'])
-    params = jax.vmap(lambda k: mlp_init(k, sizes))(jax.random.split(init_key, players))
+    params = tuple(mlp_init(k, sizes) for k in jax.random.split(init_key, players))
 
     def buffers(capacity):
-      one = reservoir_init(capacity, game.num_actions, game.num_infosets)
-      return jax.tree.map(lambda x: jnp.broadcast_to(x, (players, *x.shape)), one)
+      return tuple(reservoir_init(capacity, game.num_actions, game.num_infosets) for _ in range(players))
 
     return DeepCFRState(
       iteration=jnp.zeros((), jnp.int32),
@@ -271,7 +271,7 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
     uniform = solvers.normalize_policy(jnp.zeros(game.legal_mask.shape, jnp.float32), game.legal_mask)
     policy = uniform
     for p in range(game.num_players):
-      own = player_policy(_player(state.advantage_params, p), game)
+      own = player_policy(state.advantage_params[p], game)
       if trained is not None:
         own = jnp.where(trained[p], own, uniform)
       policy = jnp.where((game.infoset_player == p)[:, None], own, policy)
@@ -307,14 +307,14 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
         no_prune_depths=(),
       )
       rows, targets, valid = _by_action(game, samples.regret_rows, samples.regret_values)
-      buffer = reservoir_add(_player(advantage_buffers, p), regret_key, rows, weight, targets, valid)
-      advantage_buffers = _set_player(advantage_buffers, p, buffer)
+      buffer = reservoir_add(advantage_buffers[p], regret_key, rows, weight, targets, valid)
+      advantage_buffers = _replace(advantage_buffers, p, buffer)
       if strategy_buffers is not None and samples.average_rows.shape[0]:
         q = (p + 1) % players
         rows, targets, valid = _by_action(game, samples.average_rows, samples.average_values)
-        kept = reservoir_add(_player(strategy_buffers, q), strategy_key, rows, weight, targets, valid)
-        strategy_buffers = _set_player(strategy_buffers, q, kept)
-      start = _player(params, p)
+        kept = reservoir_add(strategy_buffers[q], strategy_key, rows, weight, targets, valid)
+        strategy_buffers = _replace(strategy_buffers, q, kept)
+      start = params[p]
       if config['reinitialize']:
         start = mlp_init(init_key, network_sizes(game, config['advantage_layers']))
       new, loss = _train(
@@ -328,7 +328,7 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
         _advantage_loss,
         t,
       )
-      params = _set_player(params, p, new)
+      params = _replace(params, p, new)
       losses = losses.at[p].set(loss)
       # SD-CFR's average: iteration t's network weighted by t and by p's own reach.
       own = jnp.where((game.infoset_player == p)[:, None], player_policy(new, game), policy)
@@ -338,7 +338,7 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
 
   def strategy_networks(state: DeepCFRState, game: CompiledGame) -> tuple[list, jax.Array]:
     """Each player's strategy network trained from scratch on its strategy reservoir:
-    `(parameters with a leading [P] axis, [P] final losses)`. Pure: the keys derive from
+    `(per-player parameters, [P] final losses)`. Pure: the keys derive from
     `state.key` without consuming it."""
     sizes = network_sizes(game, config['strategy_layers'])
     keys = jax.random.split(jax.random.fold_in(state.key, 1), game.num_players)
@@ -358,7 +358,8 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
         t,
       )
 
-    return jax.vmap(one)(keys, state.strategy_buffers)
+    trained = [one(key, buffer) for key, buffer in zip(keys, state.strategy_buffers, strict=True)]
+    return tuple(params for params, _ in trained), jnp.stack([loss for _, loss in trained])
 
   def average_policy(state: DeepCFRState, game: CompiledGame) -> jax.Array:
     if single:
@@ -377,10 +378,10 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
 
 
 def strategy_policy(params, game: CompiledGame) -> jax.Array:
-  """`[I, A]`: each player's rows from its strategy network (leading [P] axis)."""
+  """`[I, A]`: each player's rows from its strategy network (`params[p]`)."""
   policy = jnp.zeros(game.legal_mask.shape, jnp.float32)
   for p in range(game.num_players):
-    own = masked_softmax(mlp_apply(_player(params, p), game.features), game.legal_mask)
+    own = masked_softmax(mlp_apply(params[p], game.features), game.legal_mask)
     policy = jnp.where((game.infoset_player == p)[:, None], own, policy)
   return policy.astype(game.dtype)
 
@@ -463,12 +464,8 @@ def _by_action(game: CompiledGame, rows: jax.Array, values: jax.Array):
   return rows, jnp.take_along_axis(padded, slots, axis=1), valid
 
 
-def _player(tree, p: int):
-  return jax.tree.map(lambda x: x[p], tree)
-
-
-def _set_player(tree, p: int, value):
-  return jax.tree.map(lambda x, v: x.at[p].set(v), tree, value)
+def _replace(items: tuple, p: int, value) -> tuple:
+  return (*items[:p], value, *items[p + 1 :])
 
 
 def run(solver: DeepSolver, state: DeepCFRState, game: CompiledGame, num_iterations) -> DeepCFRState:

@@ -208,10 +208,10 @@ def test_memories_hold_samples_of_the_right_players(solved):
   owners = np.asarray(game.infoset_player)
   for buffers in (state.advantage_buffers, state.strategy_buffers):
     for p in range(2):
-      rows = np.asarray(buffers.infoset[p])
+      rows = np.asarray(buffers[p].infoset)
       rows = rows[rows < game.num_infosets]
       assert len(rows) > 1000 and np.all(owners[rows] == p)
-      weights = np.asarray(buffers.weight[p])[: len(rows)]
+      weights = np.asarray(buffers[p].weight)[: len(rows)]
       assert weights.min() >= 1 and weights.max() == 60  # iterations 1..60
 
 
