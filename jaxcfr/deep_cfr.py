@@ -98,7 +98,7 @@ class Reservoir(NamedTuple):
   infoset: jax.Array  # [C] int32: the infoset of each kept item (I in empty slots)
   weight: jax.Array  # [C] float32: the iteration the item came from
   target: jax.Array  # [C, A] float32: sampled regrets or policy, by action id
-  seen: jax.Array  # [] int32: items offered so far (at most 2**31 - 1)
+  seen: jax.Array  # [] int32: items offered so far (saturates near 2**31: see `reservoir_add`)
 
 
 def reservoir_init(capacity: int, num_actions: int, empty_row: int) -> Reservoir:
@@ -121,10 +121,14 @@ def reservoir_add(
   item n (0-based, counting every item ever offered) takes slot n while the
   reservoir fills, then replaces a slot drawn uniformly from [0, n] if that is
   below the capacity C, so every item offered so far is kept with probability
-  C / (n + 1). When two rows of the batch draw the same slot, the later wins."""
+  C / (n + 1). When two rows of the batch draw the same slot, the later wins.
+  `seen` stops growing N short of int32's range (N rows per batch; Leduc with the defaults
+  offers about 4,000 items per player per iteration, so after some 500,000 iterations), after
+  which new items replace old ones with a fixed probability instead of a falling one."""
   capacity = buffer.infoset.shape[0]
   valid = jnp.broadcast_to(valid, infoset.shape)
-  position = buffer.seen + jnp.cumsum(valid, dtype=jnp.int32) - 1  # n of each valid row
+  seen = jnp.minimum(buffer.seen, _INT32_MAX - infoset.shape[0])
+  position = seen + jnp.cumsum(valid, dtype=jnp.int32) - 1  # n of each valid row
   draw = jax.random.randint(key, position.shape, 0, jnp.maximum(position + 1, 1))
   slot = jnp.where(position < capacity, position, draw)
   write = valid & (slot < capacity)
@@ -136,8 +140,11 @@ def reservoir_add(
     buffer.infoset.at[slot].set(infoset.astype(jnp.int32), mode='drop'),
     buffer.weight.at[slot].set(weight, mode='drop'),
     buffer.target.at[slot].set(target.astype(jnp.float32), mode='drop'),
-    buffer.seen + valid.sum(dtype=jnp.int32),
+    seen + valid.sum(dtype=jnp.int32),
   )
+
+
+_INT32_MAX = 2**31 - 1
 
 
 # Solver.

@@ -110,6 +110,14 @@ def test_reservoir_fills_in_order_then_stays_full():
   assert set(np.asarray(buffer.weight).tolist()) <= {1.0, 2.0}
 
 
+def test_reservoir_count_saturates_instead_of_overflowing():
+  buffer = deep_cfr.reservoir_init(4, 1, empty_row=9)._replace(seen=jnp.asarray(2**31 - 3, jnp.int32))
+  for i in range(3):
+    buffer = deep_cfr.reservoir_add(buffer, jax.random.key(i), jnp.arange(8), 1.0, jnp.ones((8, 1)), True)
+    assert 2**31 - 16 <= int(buffer.seen) <= 2**31 - 1
+  assert set(np.asarray(buffer.infoset).tolist()) <= {*range(8), 9}
+
+
 # Losses.
 
 
