@@ -1,6 +1,7 @@
 """Deep CFR and SD-CFR: reservoir sampling, loss weighting, policies, convergence on Kuhn,
 determinism and resume, agreement with OpenSpiel's exploitability, and the command line."""
 
+import functools
 import json
 
 import jax
@@ -15,7 +16,20 @@ import jaxcfr
 from jaxcfr import checkpoints, deep_cfr, policies, solvers
 
 # Small settings that still converge on Kuhn within a few seconds of solving.
-KUHN = dict(traversals=256, advantage_steps=100, strategy_steps=1000, advantage_capacity=100_000)
+KUHN = dict(
+  traversals=256,
+  advantage_steps=100,
+  advantage_capacity=100_000,
+  strategy_steps=1000,
+  strategy_capacity=100_000,
+)
+
+
+@functools.cache
+def kuhn_solver(name):
+  """One solver per algorithm, so that the tests share its compiled update."""
+  options = {k: v for k, v in KUHN.items() if name == 'deep-cfr' or not k.startswith('strategy')}
+  return deep_cfr.ALGORITHMS[name](**options)
 
 
 def kuhn():
@@ -38,8 +52,7 @@ def solved():
   game = kuhn()
   results = {}
   for name in ('deep-cfr', 'sd-cfr'):
-    options = {k: v for k, v in KUHN.items() if name == 'deep-cfr' or not k.startswith('strategy')}
-    solver = deep_cfr.ALGORITHMS[name](**options)
+    solver = kuhn_solver(name)
     state = run(solver, solver.init(game, jax.random.key(0)), game, 60)
     results[name] = solver, state
   return results
@@ -225,7 +238,7 @@ def test_memories_hold_samples_of_the_right_players(solved):
 
 def test_same_seed_same_result_and_chunks_do_not_matter():
   game = kuhn()
-  solver = deep_cfr.sd_cfr(traversals=64, advantage_steps=20, advantage_capacity=5000)
+  solver = kuhn_solver('sd-cfr')
   whole = run(solver, solver.init(game, jax.random.key(4)), game, 6)
   parts = run(solver, run(solver, solver.init(game, jax.random.key(4)), game, 2), game, 4)
   assert_states_equal(whole, parts)
@@ -236,10 +249,7 @@ def test_same_seed_same_result_and_chunks_do_not_matter():
 @pytest.mark.parametrize('name', ['deep-cfr', 'sd-cfr'])
 def test_resumed_run_equals_an_uninterrupted_one(name, tmp_path):
   game = kuhn()
-  options = dict(traversals=64, advantage_steps=20, advantage_capacity=5000)
-  if name == 'deep-cfr':
-    options.update(strategy_steps=50, strategy_capacity=5000)
-  solver = deep_cfr.ALGORITHMS[name](**options)
+  solver = kuhn_solver(name)
   straight = run(solver, solver.init(game, jax.random.key(1)), game, 6)
   identity = {'game': 'kuhn', 'algorithm': name}
   checkpointer = checkpoints.Checkpointer(str(tmp_path / 'ck'))
@@ -338,3 +348,43 @@ def test_cli_bad_deep_options(args, message):
   code, _, err = run_cli('solve', 'kuhn', *args)
   assert code == 2 and message in err, err
   assert 'Traceback' not in err
+
+
+@pytest.mark.slow
+def test_cli_resume_equals_an_uninterrupted_run(tmp_path):
+  from jaxcfr import cli  # noqa: PLC0415
+
+  common = ['solve', 'kuhn', '--algorithm', 'sd-cfr', '--traversals', '64', '--advantage-steps', '20']
+  common += ['--memory', '5000', '--quiet']
+  straight, resumed = tmp_path / 'straight.npz', tmp_path / 'resumed.npz'
+  assert cli.main([*common, '--iterations', '6', '--policy-out', str(straight)]) == 0
+  directory = str(tmp_path / 'ck')
+  assert cli.main([*common, '--iterations', '3', '--checkpoint', directory]) == 0
+  assert (
+    cli.main(
+      [*common, '--iterations', '6', '--checkpoint', directory, '--resume', '--policy-out', str(resumed)]
+    )
+    == 0
+  )
+  a, b = jaxcfr.load_policy(str(straight)), jaxcfr.load_policy(str(resumed))
+  np.testing.assert_array_equal(a.probabilities, b.probabilities)
+  code, _, err = run_cli(
+    *common, '--iterations', '9', '--checkpoint', directory, '--resume', '--traversals', '32'
+  )
+  assert code == 2 and 'belongs to another run' in err, err
+
+
+def test_cli_help_states_the_library_defaults():
+  from jaxcfr import cli  # noqa: PLC0415
+
+  parser = cli.build_parser()
+  solve = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith('solve'))
+  helps = {action.dest: action.help for action in solve._actions}
+  for option, name in cli._DEEP_OPTIONS.items():
+    value = deep_cfr.DEFAULTS[name]
+    if isinstance(value, bool):
+      assert ('warm start' in helps[option]) == (not value)
+    elif isinstance(value, tuple):
+      assert f'({",".join(map(str, value))})' in helps[option], option
+    elif isinstance(value, (int, float)):
+      assert f'({value:,})' in helps[option] or f'({value})' in helps[option], option
