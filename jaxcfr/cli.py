@@ -159,7 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
   )
   sampled.add_argument('--regret-floor', type=_finite_float, help='regrets never fall below this')
   deep = solve.add_argument_group('Deep CFR (deep-cfr, sd-cfr); defaults in jaxcfr.deep_cfr.DEFAULTS')
-  deep.add_argument('--traversals', type=_positive_int, help='traversals per player per iteration (2048)')
+  deep.add_argument(
+    '--traversals', type=_positive_int, metavar='N', help='traversals per player per iteration (2048)'
+  )
   deep.add_argument('--advantage-layers', type=_layers, metavar='W,W', help='hidden widths (64,64)')
   deep.add_argument('--advantage-steps', type=_positive_int, metavar='N', help='Adam steps each time (100)')
   deep.add_argument(
@@ -187,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     metavar='N',
     help='deep-cfr: strategy reservoir per player (4,000,000)',
   )
-  deep.add_argument('--learning-rate', type=_positive_float, help='Adam learning rate (0.001)')
+  deep.add_argument('--learning-rate', type=_positive_float, metavar='R', help='Adam learning rate (0.001)')
   solve.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
   solve.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
   solve.add_argument(
