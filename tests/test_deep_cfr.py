@@ -88,10 +88,10 @@ def test_reservoir_keeps_every_item_with_equal_probability():
   deviations and the chi-square statistic over items is plausible."""
   capacity, runs = 12, 4000
   stream = jax.jit(jax.vmap(lambda k: stream_through_reservoir(k, capacity, 6, 30, 0.5)))
-  # The same valid pattern in every run (one mask key), so that item numbers mean the same thing.
+  # Each run draws its own valid rows, so it offers its own number n of items: item j of a run with
+  # n > j is expected in the reservoir with probability C / n.
   keys = jax.random.split(jax.random.key(5), runs)
   buffers, offered = stream(keys)
-  # Fix the stream: the masks above depend on the run's key, so count per run against its own n.
   infosets, seen = np.asarray(buffers.infoset), np.asarray(buffers.seen)
   np.testing.assert_array_equal(seen, np.asarray(offered))
   assert np.all(seen > capacity)  # every run overflowed the reservoir
