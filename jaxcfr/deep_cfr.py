@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxcfr import mccfr, solvers
+from jaxcfr import mccfr, solvers, tree
 from jaxcfr.compiler import CompiledGame
 
 # Networks.
@@ -466,9 +466,7 @@ def _by_action(game: CompiledGame, rows: jax.Array, values: jax.Array):
   """Samples by legal slot `[N, L]` -> `(rows, [N, A] by action id, valid [N])`."""
   valid = rows < game.num_infosets
   rows = jnp.where(valid, rows, 0)
-  slots = game.action_slot[rows]  # [N, A]: L on illegal actions
-  padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)
-  return rows, jnp.take_along_axis(padded, slots, axis=1), valid
+  return rows, tree.to_actions(game, values, rows), valid
 
 
 def _replace(items: tuple, p: int, value) -> tuple:

@@ -26,10 +26,12 @@ def to_slots(game: CompiledGame, values: jax.Array) -> jax.Array:
   return jnp.take_along_axis(padded, index, axis=1)
 
 
-def to_actions(game: CompiledGame, values: jax.Array) -> jax.Array:
-  """`[I, L, ...]` by legal slot -> `[I, A, ...]` by action id (0 on illegal actions)."""
+def to_actions(game: CompiledGame, values: jax.Array, rows: jax.Array | None = None) -> jax.Array:
+  """`[I, L, ...]` by legal slot -> `[I, A, ...]` by action id (0 on illegal actions); with
+  `rows` (`[N]` infoset indices), `[N, L, ...]` rows of those infosets -> `[N, A, ...]`."""
   padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)
-  index = game.action_slot.reshape(game.action_slot.shape + (1,) * (values.ndim - 2))
+  slots = game.action_slot if rows is None else game.action_slot[rows]
+  index = slots.reshape(slots.shape + (1,) * (values.ndim - 2))
   return jnp.take_along_axis(padded, index, axis=1)
 
 

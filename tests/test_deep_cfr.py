@@ -284,7 +284,6 @@ def test_bad_hyperparameters_and_games_are_refused():
 
 def test_network_policy_exploitability_equals_openspiels(solved, tmp_path):
   pytest.importorskip('pyspiel')
-  from open_spiel.python import policy as policy_lib  # noqa: PLC0415
   from open_spiel.python.algorithms import exploitability as os_exploitability  # noqa: PLC0415
 
   from jaxcfr.games import openspiel as bridge  # noqa: PLC0415
@@ -295,15 +294,11 @@ def test_network_policy_exploitability_equals_openspiels(solved, tmp_path):
   path = tmp_path / 'policy.json'
   policies.save_json(str(path), game, policy, game='kuhn', algorithm='deep-cfr')
   mapping, _ = policies.load_json(str(path))
+  exported = policies.from_dict(game, mapping)
   os_game = bridge.load('kuhn_poker').game
-  tabular = policy_lib.TabularPolicy(os_game)
+  tabular = bridge.to_tabular_policy(game, exported, os_game)
   assert set(mapping) == set(tabular.state_lookup)
-  for key, pairs in mapping.items():
-    row = tabular.state_lookup[key]
-    tabular.action_probability_array[row] = 0
-    for action, probability in pairs:
-      tabular.action_probability_array[row, action] = probability
-  ours = float(jaxcfr.exploitability(game, jnp.asarray(policies.from_dict(game, mapping))))
+  ours = float(jaxcfr.exploitability(game, jnp.asarray(exported)))
   assert ours == pytest.approx(os_exploitability.exploitability(os_game, tabular), abs=1e-6)
   assert ours > 1e-4  # a network policy, not an equilibrium: the comparison is not trivial
 
