@@ -38,7 +38,7 @@ import jax.numpy as jnp
 
 # Submodules rather than `import jaxcfr`: these also resolve under a stale editable install
 # that maps `jaxcfr` as a namespace package.
-from jaxcfr import compiler, evaluation, solvers
+from jaxcfr import backend, compiler, evaluation, solvers
 
 OPENSPIEL_NAMES = {'kuhn': 'kuhn_poker', 'leduc': 'leduc_poker', 'liars_dice': 'liars_dice'}
 JAXCFR_ALGORITHMS = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
@@ -79,7 +79,8 @@ class JaxcfrRunner:
     start = time.perf_counter()
     state = self.solver.init(game)
     # Solver static, iteration count traced: one program for every chunk size.
-    self._run = jax.jit(solvers.run, static_argnums=0).lower(self.solver, state, game, jnp.int32(1)).compile()
+    run = backend.jit(solvers.run, static_argnums=0)
+    self._run = run.lower(self.solver, state, game, jnp.int32(1)).compile()
     jax.block_until_ready(self._run(state, game, jnp.int32(0)))  # warm-up
     self.setup_seconds = time.perf_counter() - start
     self.reset()
@@ -245,7 +246,7 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
     start = time.perf_counter()
     state = solvers.ALGORITHMS['cfr']().init(compiled)
     evaluate = (
-      jax.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
+      backend.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
       .lower(state, compiled)
       .compile()
     )

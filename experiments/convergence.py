@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 # Submodules rather than `import jaxcfr`: these also resolve under a stale editable install
 # that maps `jaxcfr` as a namespace package.
-from jaxcfr import compiler, evaluation, solvers
+from jaxcfr import backend, compiler, evaluation, solvers
 
 DEFAULT_ITERATIONS = {'kuhn': 10_000, 'leduc': 10_000, 'liars_dice': 1_000}
 FALLBACK_ITERATIONS = 1_000
@@ -65,7 +65,7 @@ def parse_iterations(text: str | None, games: list[str]) -> dict[str, int]:
 
 def exploitability_fn():
   """Jitted `(state, game) -> []` exploitability of the average policy."""
-  return jax.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
+  return backend.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
 
 
 def solve_curve(game, algorithm: str, total: int, evaluate) -> tuple[list[tuple[int, float, float]], float]:
@@ -79,7 +79,7 @@ def solve_curve(game, algorithm: str, total: int, evaluate) -> tuple[list[tuple[
   state = solver.init(game)
   start = time.perf_counter()
   # One program for every chunk: the iteration count is a traced int32.
-  run = jax.jit(solvers.run, static_argnums=0).lower(solver, state, game, jnp.int32(1)).compile()
+  run = backend.jit(solvers.run, static_argnums=0).lower(solver, state, game, jnp.int32(1)).compile()
   jit_seconds = time.perf_counter() - start
   jax.block_until_ready(run(state, game, jnp.int32(0)))  # warm-up: the first call pays one-off costs
   rows, seconds, done = [], 0.0, 0

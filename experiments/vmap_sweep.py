@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 # Submodules rather than `import jaxcfr`, as in convergence.py.
-from jaxcfr import compiler, evaluation, solvers
+from jaxcfr import backend, compiler, evaluation, solvers
 
 GRIDS = {
   'full': dict(alpha=(0.5, 1.0, 1.5, 2.0, 3.0), beta=(-1.0, 0.0, 0.5), gamma=(1.0, 2.0, 3.0)),
@@ -66,7 +66,7 @@ def timed(function, *args, repeats: int = 1):
 def aot(function, *args):
   """(`function` jitted and compiled for `args`, compile seconds)."""
   start = time.perf_counter()
-  compiled = jax.jit(function).lower(*args).compile()
+  compiled = backend.jit(function).lower(*args).compile()
   return compiled, time.perf_counter() - start
 
 

@@ -12,6 +12,7 @@ exact evaluation on them:
 """
 
 from jaxcfr import checkpoints, mccfr, policies
+from jaxcfr.backend import compiler_options
 from jaxcfr.compiler import CompiledGame, GameInfo, compile_game
 from jaxcfr.evaluation import (
   best_response_policy,
@@ -65,6 +66,7 @@ __all__ = [
   'chain',
   'clip_negative',
   'compile_game',
+  'compiler_options',
   'dcfr',
   'discount',
   'expected_values',

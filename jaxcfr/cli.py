@@ -363,7 +363,7 @@ def _solve(args) -> int:
 
   jax, jnp = _import_jax(args.dtype, devices=args.devices)
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import checkpoints, deep_cfr, mccfr, solvers  # noqa: PLC0415
+  from jaxcfr import backend, checkpoints, deep_cfr, mccfr, solvers  # noqa: PLC0415
 
   checkpointer = None
   if args.checkpoint:
@@ -402,9 +402,9 @@ def _solve(args) -> int:
     raise UsageError(str(error)) from None
   game, compile_seconds = _compile(args, game_spec, log)
 
-  run_chunk = jax.jit(lambda state, g, n: module.run(solver, state, g, n))
+  run_chunk = backend.jit(lambda state, g, n: module.run(solver, state, g, n))
   # Producing the policy counts as solving (Deep CFR trains its strategy networks here); judging it does not.
-  make_policy = jax.jit(average_policy)
+  make_policy = backend.jit(average_policy)
   jit_start = time.perf_counter()
   try:
     state = init(game)
@@ -417,7 +417,7 @@ def _solve(args) -> int:
   policy = jax.block_until_ready(make_policy(state, game))
   policy_seconds_once = time.perf_counter() - start
   jit_start = time.perf_counter()
-  evaluate = jax.jit(_evaluate).lower(policy, game).compile()
+  evaluate = backend.jit(_evaluate).lower(policy, game).compile()
   jit_seconds += time.perf_counter() - jit_start
   evaluation_seconds = _time_evaluation(jax, evaluate, policy, game)
 
@@ -785,6 +785,7 @@ def _evaluate_command(args) -> int:
     args.dtype = recorded if recorded in ('float32', 'float64') else 'float64'
   jax, jnp = _import_jax(args.dtype)
   import jaxcfr  # noqa: PLC0415
+  from jaxcfr import backend  # noqa: PLC0415
 
   game, compile_seconds = _compile(args, game_spec, log)
   try:
@@ -792,7 +793,7 @@ def _evaluate_command(args) -> int:
   except jaxcfr.GameError as error:
     raise UsageError(f'{args.policy}: {error}') from None
   policy = jnp.asarray(policy, game.dtype)
-  evaluate = jax.jit(_evaluate).lower(policy, game).compile()
+  evaluate = backend.jit(_evaluate).lower(policy, game).compile()
   nash_conv, values = jax.device_get(evaluate(policy, game))
   evaluation_seconds = _time_evaluation(jax, evaluate, policy, game)
   result = {

@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr import sequence_form
 from jaxcfr.games import base, load_game
 
 DEFAULT_MAX_HISTORIES = 50_000_000
@@ -87,6 +88,9 @@ class CompiledGame:
   # d, when every infoset lies at one depth and infosets are numbered depth by depth (then sums over
   # an infoset's histories are gathers, not scatters). Empty otherwise.
   members: tuple[jax.Array, ...]
+  # The per-sequence structure the CFR-family solvers use (`sequence_form`); None for a game without
+  # perfect recall (or one whose tables would pad badly), which the solvers handle history by history.
+  sequence_form: sequence_form.SequenceForm | None
   # Static.
   num_players: int
   num_actions: int
@@ -146,6 +150,7 @@ _DATA_FIELDS = (
   'action_slot',
   'features',
   'members',
+  'sequence_form',
 )
 _META_FIELDS = (
   'num_players',
@@ -422,6 +427,16 @@ def _assemble(
     action_slot=jnp.asarray(action_slot).reshape(num_infosets, num_actions),
     features=jnp.asarray(features, jnp.float32),
     members=as_int(members),
+    sequence_form=sequence_form.build(
+      row,
+      player,
+      child,
+      legal_actions,
+      np.asarray(infoset_player, np.int64),
+      num_actions,
+      num_players,
+      chance_table.shape,
+    ),
     num_players=num_players,
     num_actions=num_actions,
     depth_sizes=sizes,

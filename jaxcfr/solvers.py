@@ -30,7 +30,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import tree
+from jaxcfr import sequence_form, tree
 from jaxcfr.compiler import CompiledGame
 
 # (cumulative regret [I, A], instantaneous regret [I, A], iteration []) -> same pair.
@@ -132,7 +132,17 @@ def player_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[
       chance's reach of h times (v(h.a) - v(h)), on `player`'s rows, else 0.
     reach_policy: `[I, A]`, sum over h in I of `player`'s own reach of h times
       policy(I, a): what the average strategy accumulates.
+
+  Sums over sequences when the game has a `sequence_form` (perfect recall),
+  else over histories, depth by depth (`history_regrets`).
   """
+  if game.sequence_form is not None:
+    return sequence_form.player_regrets(game, policy, player)
+  return history_regrets(game, policy, player)
+
+
+def history_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
+  """`player_regrets` by a top-down and a bottom-up pass over the histories."""
   probs = tree.transition_probs(game, policy)
   acting = [game.player[d] == player for d in range(game.num_depths)]
   factors = [
@@ -190,22 +200,24 @@ def cfr_family(
     t = state.iteration + 1
     dtype = state.cumulative_policy.dtype
     keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(averaging_power, dtype))
-    cumulative_policy = state.cumulative_policy * keep
-    compensation = state.policy_compensation * keep
     groups = [[p] for p in range(game.num_players)] if alternating else [list(range(game.num_players))]
+    increment = jnp.zeros_like(state.cumulative_policy)  # players' rows are disjoint: exact sum
     for players in groups:
       policy = current_policy(state, game)
       instant = jnp.zeros_like(policy)
       for player in players:
         regret, reach_policy = player_regrets(game, policy, player)
         instant = instant + regret
-        cumulative_policy, compensation = _compensated_add(cumulative_policy, compensation, reach_policy)
+        increment = increment + reach_policy
       rows = jnp.isin(game.infoset_player, jnp.asarray(players))[:, None]
       cumulative_regret, _ = regret_transform(state.cumulative_regret, instant, t)
       state = state._replace(
         cumulative_regret=jnp.where(rows, cumulative_regret, state.cumulative_regret),
         prediction=jnp.where(rows, instant, state.prediction),
       )
+    cumulative_policy, compensation = _compensated_add(
+      state.cumulative_policy * keep, state.policy_compensation * keep, increment
+    )
     return state._replace(iteration=t, cumulative_policy=cumulative_policy, policy_compensation=compensation)
 
   return Solver(init, update, current_policy)

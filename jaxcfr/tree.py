@@ -7,10 +7,13 @@ Inside the passes, decision histories index their children by slot (see
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
 
-from jaxcfr.compiler import CompiledGame
+if TYPE_CHECKING:
+  from jaxcfr.compiler import CompiledGame
 
 
 def gather(values: jax.Array, index: jax.Array) -> jax.Array:

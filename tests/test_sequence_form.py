@@ -1,0 +1,132 @@
+"""Regrets over sequences (`sequence_form`) against the passes over histories,
+and the fallbacks for games it does not cover."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import compiled
+from test_evaluation import HiddenCount, HiddenCountState
+
+import jaxcfr
+from jaxcfr import sequence_form, solvers
+
+
+class ForgetfulState(HiddenCountState):
+  """HiddenCount where player 0 forgets its first choice: imperfect recall."""
+
+  def child(self, action):
+    return ForgetfulState(self.payoffs, self.history + (action,))
+
+  def information_state_string(self, player):
+    if player == 1:
+      return super().information_state_string(player)
+    h = self.history
+    own = h[3:] if h[1] == 1 else h[2:]
+    return f'coin {h[0]} p0 decision {len(own)}'
+
+
+class Forgetful(HiddenCount):
+  short_name = 'forgetful'
+
+  def new_initial_state(self):
+    return ForgetfulState(self.payoffs)
+
+
+def _random_policy(game, seed):
+  weights = jax.random.uniform(jax.random.key(seed), game.legal_mask.shape, game.dtype) ** 3
+  return solvers.normalize_policy(weights, game.legal_mask)
+
+
+def _assert_regrets_match(game, seeds=(0, 1)):
+  fast = jax.jit(solvers.player_regrets, static_argnums=2)
+  slow = jax.jit(solvers.history_regrets, static_argnums=2)
+  for seed in seeds:
+    policy = _random_policy(game, seed)
+    for player in range(game.num_players):
+      regret, reach_policy = fast(game, policy, player)
+      expected_regret, expected_reach_policy = slow(game, policy, player)
+      assert np.abs(np.asarray(expected_regret)).max() > 1e-3  # not trivially zero
+      np.testing.assert_allclose(regret, expected_regret, rtol=0, atol=1e-12)
+      np.testing.assert_allclose(reach_policy, expected_reach_policy, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+  'spec',
+  [
+    'kuhn',
+    'leduc',
+    'leduc(suit_isomorphism=True)',
+    'kuhn(players=3)',
+    'liars_dice(dice_sides=3)',
+    'rps',
+    'matrix(payoffs=[[1,-2,0],[0,3,-1]])',
+  ],
+)
+def test_sequence_regrets_equal_history_regrets(spec):
+  game = compiled(spec, dtype='float64')
+  assert game.sequence_form is not None
+  _assert_regrets_match(game)
+
+
+def test_sequence_regrets_when_infosets_span_depths():
+  game = jaxcfr.compile_game(HiddenCount(1), dtype='float64')  # general-sum, infosets at two depths
+  assert not game.depth_consistent and game.sequence_form is not None
+  _assert_regrets_match(game)
+
+
+def test_imperfect_recall_keeps_to_histories():
+  game = jaxcfr.compile_game(Forgetful(2), dtype='float64')
+  assert game.sequence_form is None
+  solver = jaxcfr.cfr_plus()
+  state = jaxcfr.run(solver, solver.init(game), game, 50)
+  policy = jaxcfr.average_policy(state, game)
+  np.testing.assert_allclose(policy.sum(-1), 1.0, atol=1e-12)
+
+
+def test_tables_that_would_pad_badly_keep_to_histories(monkeypatch):
+  monkeypatch.setattr(sequence_form, '_MAX_PADDING', 0)
+  game = jaxcfr.compile_game('leduc', dtype=jnp.float64)
+  assert game.sequence_form is None
+  reference = compiled('leduc', dtype='float64')
+  solver = jaxcfr.cfr_plus()
+  states = [jaxcfr.run(solver, solver.init(g), g, 20) for g in (game, reference)]
+  np.testing.assert_allclose(states[0].cumulative_regret, states[1].cumulative_regret, atol=1e-10)
+  np.testing.assert_allclose(states[0].cumulative_policy, states[1].cumulative_policy, atol=1e-10)
+
+
+def test_payoffs_are_read_from_the_game():
+  """The structure holds no payoffs: a game rebuilt with other utilities or
+  chance probabilities gets regrets for those."""
+  game = compiled('leduc', dtype='float64')
+  policy = _random_policy(game, 3)
+  changed = game.replace(
+    utility=tuple(u * 2 for u in game.utility),
+    chance_table=game.chance_table.at[0].set(jnp.arange(1.0, 7.0) / 21.0),
+  )
+  for player in (0, 1):
+    regret, _ = solvers.player_regrets(changed, policy, player)
+    expected, _ = solvers.history_regrets(changed, policy, player)
+    np.testing.assert_allclose(regret, expected, atol=1e-12)
+
+
+def test_compiler_options_change_speed_not_results():
+  game = compiled('leduc')
+  solver = jaxcfr.dcfr()
+  options = jaxcfr.compiler_options()
+  if jax.default_backend() == 'cpu':
+    assert isinstance(options, dict)
+  run = lambda opts: jax.jit(jaxcfr.run, static_argnums=0, compiler_options=opts)  # noqa: E731
+  states = [run(opts)(solver, solver.init(game), game, 30) for opts in (options, {})]
+  np.testing.assert_allclose(states[0].cumulative_policy, states[1].cumulative_policy, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize('algorithm, bound', [('cfr', 0.01), ('cfr+', 1e-4)])
+def test_three_player_kuhn_converges_over_sequences(algorithm, bound):
+  """NashConv of 1000 iterations (uniform play: 2.06; both paths measured 0.0044 / 0.0039 for
+  CFR and 3.2e-5 for CFR+)."""
+  game = compiled('kuhn(players=3)')
+  assert game.sequence_form is not None
+  solver = jaxcfr.ALGORITHMS[algorithm]()
+  state = jax.jit(jaxcfr.run, static_argnums=0)(solver, solver.init(game), game, 1000)
+  assert float(jaxcfr.nash_conv(game, jaxcfr.average_policy(state, game))) < bound
