@@ -412,20 +412,20 @@ def _assemble(
         break
       members.append(table)
   info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths, features.shape[1]))
-  as_int = lambda arrays: tuple(jnp.asarray(a, jnp.int32) for a in arrays)  # noqa: E731
-  as_float = lambda arrays: tuple(jnp.asarray(a, dtype) for a in arrays)  # noqa: E731
+  as_int = lambda arrays: tuple(_device(a, np.int32) for a in arrays)  # noqa: E731
+  as_float = lambda arrays: tuple(_device(a, dtype) for a in arrays)  # noqa: E731
   return CompiledGame(
     row=as_int(row),
     player=as_int(player),
     child=as_int(child),
     parent=as_int(parent),
     utility=as_float(utility),
-    infoset_player=jnp.asarray(infoset_player, jnp.int32).reshape(num_infosets),
-    legal_mask=jnp.asarray(legal_mask),
-    chance_table=jnp.asarray(chance_table, dtype),
-    legal_actions=jnp.asarray(legal_actions).reshape(num_infosets, max_legal),
-    action_slot=jnp.asarray(action_slot).reshape(num_infosets, num_actions),
-    features=jnp.asarray(features, jnp.float32),
+    infoset_player=_device(np.reshape(infoset_player, num_infosets), np.int32),
+    legal_mask=_device(legal_mask, bool),
+    chance_table=_device(chance_table, dtype),
+    legal_actions=_device(legal_actions.reshape(num_infosets, max_legal), np.int32),
+    action_slot=_device(action_slot.reshape(num_infosets, num_actions), np.int32),
+    features=_device(features, np.float32),
     members=as_int(members),
     sequence_form=sequence_form.build(
       row,
@@ -450,6 +450,12 @@ def _assemble(
     chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
     info=info,
   )
+
+
+def _device(array, dtype) -> jax.Array:
+  """A NumPy array on the default device, converted on the host (`jnp.asarray` would
+  compile a conversion program for every new shape, a few ms each)."""
+  return jax.device_put(np.asarray(array, dtype))
 
 
 def _sampled_widths(player, child, sizes, traverser: int) -> tuple[int, ...]:

@@ -12,17 +12,22 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import tree
+from jaxcfr import sequence_form, tree
 from jaxcfr.compiler import CompiledGame
 
 
 def expected_values(game: CompiledGame, policy: jax.Array) -> jax.Array:
   """`[P]` expected utility of each player when all play `policy` (`[I, A]`)."""
+  if game.sequence_form is not None:
+    return sequence_form.expected_values(game, policy)
   return tree.expected_values(game, policy)
 
 
 def best_response_value(game: CompiledGame, policy: jax.Array, player: int) -> jax.Array:
-  """`[]` value of `player`'s best response when the others play `policy`."""
+  """`[]` value of `player`'s best response when the others play `policy`
+  (over sequences when the game has a `sequence_form`, else over histories)."""
+  if game.sequence_form is not None:
+    return sequence_form.best_response_value(game, policy, player)
   value, _ = _best_response(game, policy, player)
   return value
 

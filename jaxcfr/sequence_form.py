@@ -16,7 +16,9 @@ p's edge (I, a) is
 computed bottom-up over p's own decision levels (4 for each Leduc player),
 against the 12 depths a pass over histories takes. That, and the few small
 gathers each level needs, makes one regret computation several times cheaper
-on CPUs, where each array operation costs a fixed overhead.
+on CPUs, where each array operation costs a fixed overhead. The same pass
+with a max over legal actions in place of the policy's average gives p's best
+response value, and the expected values are one sum over terminals.
 
 Only integer structure is stored: utilities and chance probabilities are read
 from the `CompiledGame` on every call, so a game rebuilt with other payoffs
@@ -65,6 +67,7 @@ class SequenceForm:
   parent_edge: jax.Array  # [I] int32
   history_count: jax.Array  # [I] int32: histories in each infoset
   terminal_history: jax.Array  # [Z] int32: index of each terminal among all histories (depth by depth)
+  terminal_edges: jax.Array  # [Z, P] int32: each player's last edge before each terminal (E: none)
   terminal_chance: jax.Array  # [Z, K_c] int32: chance-table entries (flat) along its path; C * W_c pads
   levels: tuple[tuple[Level, ...], ...]  # per player, deepest level first
   position: tuple[jax.Array, ...]  # per player [I] int32: row in its levels' order; N_p for other players
@@ -85,29 +88,71 @@ def realization(form: SequenceForm, policy: jax.Array) -> jax.Array:
 def player_regrets(game, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
   """`solvers.player_regrets` for a game with a `sequence_form`."""
   form = game.sequence_form
-  dtype = policy.dtype
   x = realization(form, policy)
-  utility = tree.gather(jnp.concatenate(game.utility)[:, player], form.terminal_history)
-  chance_flat = jnp.concatenate([game.chance_table.reshape(-1), jnp.ones((1,), dtype)])
-  chance = tree.gather(chance_flat, form.terminal_chance).prod(-1)
-  weight = jnp.concatenate([chance * utility, jnp.zeros((1,), dtype)])  # [Z + 1]
-  values = jnp.zeros((1,), dtype)  # position 0 reads zero
-  blocks = []
+  levels = _bottom_up(game, x, player, lambda level, q: (tree.gather(policy, level.infosets) * q).sum(-1))
+  blocks = [q - v[:, None] for q, v in levels] + [jnp.zeros((1, policy.shape[1]), policy.dtype)]
+  regret = jnp.where(game.legal_mask, tree.gather(jnp.concatenate(blocks), form.position[player]), 0)
+  # Sum over the histories h of I of own reach (the same for every h, by perfect recall).
+  own = tree.gather(x, form.parent_edge) * form.history_count.astype(policy.dtype)
+  reach_policy = jnp.where(game.infoset_player == player, own, 0)[:, None] * policy
+  return regret, reach_policy
+
+
+def best_response_value(game, policy: jax.Array, player: int) -> jax.Array:
+  """`[]` `evaluation.best_response_value` for a game with a `sequence_form`:
+  the same pass as the regrets, with a max over legal actions for the policy's
+  average."""
+  form = game.sequence_form
+
+  def best(level, q):
+    return jnp.where(tree.gather(game.legal_mask, level.infosets), q, -jnp.inf).max(-1)
+
+  x = realization(form, policy)
+  levels = _bottom_up(game, x, player, best)
+  first = levels[-1][1].sum() if levels else 0  # the last level is the first decision of `player`
+  # Plus the terminals `player` reaches without acting.
+  others = jnp.delete(tree.gather(x, form.terminal_edges), player, axis=1).prod(-1)
+  never_acts = form.terminal_edges[:, player] == x.shape[0] - 1
+  return first + jnp.where(never_acts, _chance(game) * _utility(game, player) * others, 0).sum()
+
+
+def expected_values(game, policy: jax.Array) -> jax.Array:
+  """`[P]` `evaluation.expected_values` for a game with a `sequence_form`."""
+  form = game.sequence_form
+  reach = _chance(game) * tree.gather(realization(form, policy), form.terminal_edges).prod(-1)  # [Z]
+  utility = tree.gather(jnp.concatenate(game.utility), form.terminal_history)  # [Z, P]
+  return (reach[:, None] * utility).sum(0)
+
+
+def _chance(game) -> jax.Array:
+  """`[Z]` chance's reach of each terminal."""
+  table = jnp.concatenate([game.chance_table.reshape(-1), jnp.ones((1,), game.chance_table.dtype)])
+  return tree.gather(table, game.sequence_form.terminal_chance).prod(-1)
+
+
+def _utility(game, player: int) -> jax.Array:
+  """`[Z]` `player`'s utility at each terminal."""
+  return tree.gather(jnp.concatenate(game.utility)[:, player], game.sequence_form.terminal_history)
+
+
+def _bottom_up(game, x: jax.Array, player: int, choose) -> list[tuple[jax.Array, jax.Array]]:
+  """Per level of `player`, deepest first: counterfactual values `q` (`[N, A]`)
+  of its edges given realization weights `x`, and `choose(level, q)` (`[N]`),
+  the infosets' values that the level above reads."""
+  form = game.sequence_form
+  weight = jnp.concatenate([_chance(game) * _utility(game, player), jnp.zeros((1,), x.dtype)])  # [Z + 1]
+  values = jnp.zeros((1,), x.dtype)  # position 0 reads zero
+  levels = []
   for level in form.levels[player]:
     # Gathered apart: XLA's CPU backend runs two gathers fused into one reduction several times slower.
     weights, reach = jax.lax.optimization_barrier(
       (tree.gather(weight, level.terminals), tree.gather(x, level.opponents).prod(-1))
     )  # [N, A, M] each
-    terminal = weights * reach
-    q = terminal.sum(-1) + tree.gather(values, level.children).sum(-1)  # [N, A]
-    v = (tree.gather(policy, level.infosets) * q).sum(-1)  # [N]
-    blocks.append(q - v[:, None])
+    q = (weights * reach).sum(-1) + tree.gather(values, level.children).sum(-1)  # [N, A]
+    v = choose(level, q)
+    levels.append((q, v))
     values = jnp.concatenate([values, v])
-  blocks.append(jnp.zeros((1, policy.shape[1]), dtype))
-  regret = jnp.where(game.legal_mask, tree.gather(jnp.concatenate(blocks), form.position[player]), 0)
-  own = tree.gather(x, form.parent_edge) * form.history_count.astype(dtype)  # sum over h in I of own reach
-  reach_policy = jnp.where(game.infoset_player == player, own, 0)[:, None] * policy
-  return regret, reach_policy
+  return levels
 
 
 # Host side: the structure, from the compiler's per-depth NumPy arrays.
@@ -216,25 +261,31 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       padded += member_table.size + child_table.size
       player_levels.append(
         Level(
-          infosets=jnp.asarray(infosets, jnp.int32),
-          terminals=jnp.asarray(member_table, jnp.int32),
-          opponents=jnp.asarray(opponent_table, jnp.int32),
-          children=jnp.asarray(child_table, jnp.int32),
+          infosets=_int32(infosets),
+          terminals=_int32(member_table),
+          opponents=_int32(opponent_table),
+          children=_int32(child_table),
         )
       )
     levels.append(tuple(player_levels))
-    positions.append(jnp.asarray(position, jnp.int32))
+    positions.append(_int32(position))
   if padded > _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096:
     return None
   return SequenceForm(
-    ancestors=jnp.asarray(ancestors, jnp.int32),
-    parent_edge=jnp.asarray(parent_edge, jnp.int32),
-    history_count=jnp.asarray(history_count, jnp.int32),
-    terminal_history=jnp.asarray(np.concatenate(terminal_history), jnp.int32),
-    terminal_chance=jnp.asarray(terminal_chance, jnp.int32),
+    ancestors=_int32(ancestors),
+    parent_edge=_int32(parent_edge),
+    history_count=_int32(history_count),
+    terminal_history=_int32(np.concatenate(terminal_history)),
+    terminal_edges=_int32(terminal_sequence.reshape(num_terminals, num_players)),
+    terminal_chance=_int32(terminal_chance),
     levels=tuple(levels),
     position=tuple(positions),
   )
+
+
+def _int32(array) -> jax.Array:
+  """On the device, converted on the host (`jnp.asarray` would compile a program per shape)."""
+  return jax.device_put(np.asarray(array, np.int32))
 
 
 def _grouped(edge, item, row_of, num_actions, num_rows, padding):

@@ -34,15 +34,25 @@ class Forgetful(HiddenCount):
 
 
 def _random_policy(game, seed):
+  """Skewed, with some exact zeros (unreached subtrees)."""
   weights = jax.random.uniform(jax.random.key(seed), game.legal_mask.shape, game.dtype) ** 3
-  return solvers.normalize_policy(weights, game.legal_mask)
+  return solvers.normalize_policy(jnp.where(weights < 0.01, 0, weights), game.legal_mask)
 
 
 def _assert_regrets_match(game, seeds=(0, 1)):
+  """Regrets, average increments, best responses and expected values over
+  sequences equal those over histories."""
   fast = jax.jit(solvers.player_regrets, static_argnums=2)
   slow = jax.jit(solvers.history_regrets, static_argnums=2)
+  histories = game.replace(sequence_form=None)
   for seed in seeds:
     policy = _random_policy(game, seed)
+    np.testing.assert_allclose(
+      jaxcfr.best_response_values(game, policy), jaxcfr.best_response_values(histories, policy), atol=1e-12
+    )
+    np.testing.assert_allclose(
+      jaxcfr.expected_values(game, policy), jaxcfr.expected_values(histories, policy), atol=1e-12
+    )
     for player in range(game.num_players):
       regret, reach_policy = fast(game, policy, player)
       expected_regret, expected_reach_policy = slow(game, policy, player)
