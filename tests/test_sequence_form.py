@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import compiled
+from conftest import compiled, solve
 from test_evaluation import HiddenCount, HiddenCountState
 
 import jaxcfr
@@ -44,15 +44,15 @@ def _assert_regrets_match(game, seeds=(0, 1)):
   sequences equal those over histories."""
   fast = jax.jit(solvers.player_regrets, static_argnums=2)
   slow = jax.jit(solvers.history_regrets, static_argnums=2)
+  best_response_values = jax.jit(jaxcfr.best_response_values)
+  expected_values = jax.jit(jaxcfr.expected_values)
   histories = game.replace(sequence_form=None)
   for seed in seeds:
     policy = _random_policy(game, seed)
     np.testing.assert_allclose(
-      jaxcfr.best_response_values(game, policy), jaxcfr.best_response_values(histories, policy), atol=1e-12
+      best_response_values(game, policy), best_response_values(histories, policy), atol=1e-12
     )
-    np.testing.assert_allclose(
-      jaxcfr.expected_values(game, policy), jaxcfr.expected_values(histories, policy), atol=1e-12
-    )
+    np.testing.assert_allclose(expected_values(game, policy), expected_values(histories, policy), atol=1e-12)
     for player in range(game.num_players):
       regret, reach_policy = fast(game, policy, player)
       expected_regret, expected_reach_policy = slow(game, policy, player)
@@ -114,9 +114,12 @@ def test_payoffs_are_read_from_the_game():
     utility=tuple(u * 2 for u in game.utility),
     chance_table=game.chance_table.at[0].set(jnp.arange(1.0, 7.0) / 21.0),
   )
+  fast = jax.jit(solvers.player_regrets, static_argnums=2)
+  slow = jax.jit(solvers.history_regrets, static_argnums=2)
   for player in (0, 1):
-    regret, _ = solvers.player_regrets(changed, policy, player)
-    expected, _ = solvers.history_regrets(changed, policy, player)
+    regret, _ = fast(changed, policy, player)
+    expected, _ = slow(changed, policy, player)
+    assert np.abs(np.asarray(regret - fast(game, policy, player)[0])).max() > 1e-3  # the change shows
     np.testing.assert_allclose(regret, expected, atol=1e-12)
 
 
@@ -137,6 +140,6 @@ def test_three_player_kuhn_converges_over_sequences(algorithm, bound):
   CFR and 3.2e-5 for CFR+)."""
   game = compiled('kuhn(players=3)')
   assert game.sequence_form is not None
-  solver = jaxcfr.ALGORITHMS[algorithm]()
-  state = jax.jit(jaxcfr.run, static_argnums=0)(solver, solver.init(game), game, 1000)
-  assert float(jaxcfr.nash_conv(game, jaxcfr.average_policy(state, game))) < bound
+  state = solve(jaxcfr.ALGORITHMS[algorithm](), game, 1000)
+  nash_conv = jax.jit(lambda s, g: jaxcfr.nash_conv(g, jaxcfr.average_policy(s, g)))
+  assert float(nash_conv(state, game)) < bound
