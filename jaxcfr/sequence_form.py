@@ -46,13 +46,9 @@ class Level:
   """The infosets of one player at one own-decision level (N of them)."""
 
   infosets: jax.Array  # [N] int32
-  terminals: (
-    jax.Array
-  )  # [N, A, M] int32: terminals whose last edge of this player is (infoset, action); Z pads
-  opponents: jax.Array  # [N, A, M, P - 1] int32: the other players' last edges at those terminals; E pads
-  children: (
-    jax.Array
-  )  # [N, A, C] int32: 1 + the value position (see `SequenceForm`) of the infosets an edge leads to; 0 pads
+  terminals: jax.Array  # [N, A, M] int32: terminals whose last edge of this player is (I, a); Z pads
+  opponents: jax.Array  # [N, A, M, P - 1] int32: the other players' last edges there; E pads
+  children: jax.Array  # [N, A, C] int32: 1 + value position of the infosets (I, a) leads to; 0 pads
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,7 +229,7 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
   ancestors = np.stack(ancestors, axis=1)
 
   levels, positions = [], []
-  padded = 0
+  padded, limit = 0, _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096
   for p in range(num_players):
     mine = infoset_player == p
     order = [np.nonzero(mine & (level == k))[0] for k in reversed(range(depth))]
@@ -256,9 +252,11 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       child_table, _ = _grouped(
         parent_edge[children], 1 + position[children], row_of, num_actions, len(infosets), 0
       )
+      padded += member_table.size + child_table.size
+      if padded > limit:
+        return None
       opponent_table = np.full(member_table.shape + (num_players - 1,), edges, np.int64)
       opponent_table[member_rows] = others[member_table[member_rows]]
-      padded += member_table.size + child_table.size
       player_levels.append(
         Level(
           infosets=_int32(infosets),
@@ -269,8 +267,6 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       )
     levels.append(tuple(player_levels))
     positions.append(_int32(position))
-  if padded > _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096:
-    return None
   return SequenceForm(
     ancestors=_int32(ancestors),
     parent_edge=_int32(parent_edge),
