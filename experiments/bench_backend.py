@@ -58,6 +58,13 @@ def timed(function, *args) -> float:
   return time.perf_counter() - start
 
 
+def ms_per_iteration(run, state, game, repeats: int) -> float:
+  """Median ms/iteration of a compiled `run(state, game, n)`, over chunks of about 0.2 s."""
+  timed(run, state, game, jnp.int32(1))  # warm-up
+  chunk = max(1, int(0.2 / max(timed(run, state, game, jnp.int32(10)) / 10, 1e-7)))
+  return statistics.median(timed(run, state, game, jnp.int32(chunk)) / chunk * 1e3 for _ in range(repeats))
+
+
 def full_width(game, algorithm: str, targets: list[float], args) -> dict:
   solver = solvers.ALGORITHMS[algorithm]()
   state = solver.init(game)
@@ -69,10 +76,7 @@ def full_width(game, algorithm: str, targets: list[float], args) -> dict:
     .compile()
   )
   jit_seconds = time.perf_counter() - start
-  timed(run, state, game, jnp.int32(1))  # warm-up
-  # Chunks of about 0.2 s for the per-iteration time.
-  chunk = max(1, int(0.2 / max(timed(run, state, game, jnp.int32(10)) / 10, 1e-7)))
-  ms = statistics.median(timed(run, state, game, jnp.int32(chunk)) / chunk * 1e3 for _ in range(args.repeats))
+  ms = ms_per_iteration(run, state, game, args.repeats)
   evaluation_seconds = statistics.median(timed(exploit, state, game) for _ in range(args.repeats))
   reached, seconds, done, point = {}, 0.0, 0, 1
   value = math.inf
@@ -106,10 +110,7 @@ def ablation(game, algorithm: str, args) -> dict:
       state = solver.init(variant)
       run = jax.jit(solvers.run, static_argnums=0, compiler_options=options)
       run = run.lower(solver, state, variant, jnp.int32(1)).compile()
-      timed(run, state, variant, jnp.int32(1))
-      chunk = max(1, int(0.2 / max(timed(run, state, variant, jnp.int32(10)) / 10, 1e-7)))
-      times = [timed(run, state, variant, jnp.int32(chunk)) / chunk * 1e3 for _ in range(args.repeats)]
-      row[f'{path}, {label}'] = statistics.median(times)
+      row[f'{path}, {label}'] = ms_per_iteration(run, state, variant, args.repeats)
   return row
 
 

@@ -85,7 +85,10 @@ def player_regrets(game, policy: jax.Array, player: int) -> tuple[jax.Array, jax
   """`solvers.player_regrets` for a game with a `sequence_form`."""
   form = game.sequence_form
   x = realization(form, policy)
-  levels = _bottom_up(game, x, player, lambda level, q: (tree.gather(policy, level.infosets) * q).sum(-1))
+  weight = _chance(game) * _utility(game, player)
+  levels = _bottom_up(
+    form, x, weight, player, lambda level, q: (tree.gather(policy, level.infosets) * q).sum(-1)
+  )
   blocks = [q - v[:, None] for q, v in levels] + [jnp.zeros((1, policy.shape[1]), policy.dtype)]
   regret = jnp.where(game.legal_mask, tree.gather(jnp.concatenate(blocks), form.position[player]), 0)
   # Sum over the histories h of I of own reach (the same for every h, by perfect recall).
@@ -104,12 +107,13 @@ def best_response_value(game, policy: jax.Array, player: int) -> jax.Array:
     return jnp.where(tree.gather(game.legal_mask, level.infosets), q, -jnp.inf).max(-1)
 
   x = realization(form, policy)
-  levels = _bottom_up(game, x, player, best)
+  weight = _chance(game) * _utility(game, player)
+  levels = _bottom_up(form, x, weight, player, best)
   first = levels[-1][1].sum() if levels else 0  # the last level is the first decision of `player`
   # Plus the terminals `player` reaches without acting.
   others = jnp.delete(tree.gather(x, form.terminal_edges), player, axis=1).prod(-1)
   never_acts = form.terminal_edges[:, player] == x.shape[0] - 1
-  return first + jnp.where(never_acts, _chance(game) * _utility(game, player) * others, 0).sum()
+  return first + jnp.where(never_acts, weight * others, 0).sum()
 
 
 def expected_values(game, policy: jax.Array) -> jax.Array:
@@ -131,12 +135,14 @@ def _utility(game, player: int) -> jax.Array:
   return tree.gather(jnp.concatenate(game.utility)[:, player], game.sequence_form.terminal_history)
 
 
-def _bottom_up(game, x: jax.Array, player: int, choose) -> list[tuple[jax.Array, jax.Array]]:
+def _bottom_up(
+  form, x: jax.Array, weight: jax.Array, player: int, choose
+) -> list[tuple[jax.Array, jax.Array]]:
   """Per level of `player`, deepest first: counterfactual values `q` (`[N, A]`)
-  of its edges given realization weights `x`, and `choose(level, q)` (`[N]`),
-  the infosets' values that the level above reads."""
-  form = game.sequence_form
-  weight = jnp.concatenate([_chance(game) * _utility(game, player), jnp.zeros((1,), x.dtype)])  # [Z + 1]
+  of its edges given realization weights `x` and terminal weights `weight`
+  (`[Z]`: chance reach times `player`'s utility), and `choose(level, q)`
+  (`[N]`), the infosets' values that the level above reads."""
+  weight = jnp.concatenate([weight, jnp.zeros((1,), x.dtype)])  # [Z + 1]: Z pads
   values = jnp.zeros((1,), x.dtype)  # position 0 reads zero
   levels = []
   for level in form.levels[player]:
@@ -289,8 +295,7 @@ def _grouped(edge, item, row_of, num_actions, num_rows, padding):
   action`, kept where `row_of[infoset] >= 0`), `padding` elsewhere; and the
   mask of filled entries."""
   infoset, action = edge // num_actions, edge % num_actions
-  keep = row_of[np.minimum(infoset, len(row_of) - 1)] >= 0
-  keep &= infoset < len(row_of)
+  keep = row_of[infoset] >= 0
   cell = row_of[infoset[keep]] * num_actions + action[keep]
   counts = np.bincount(cell, minlength=num_rows * num_actions)
   width = max(int(counts.max(initial=0)), 1)
