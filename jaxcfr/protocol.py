@@ -1,0 +1,42 @@
+"""The one protocol every solver family follows, and the one loop that runs it.
+
+A solver is four pure functions over a state pytree (`NamedTuple`s of arrays):
+
+    init(game, key=None) -> state       # full-width solvers ignore the key
+    update(state, game) -> state        # one iteration
+    current_policy(state, game) -> [I, A]
+    average_policy(state, game) -> [I, A]   # the output (the blueprint)
+
+plus its registry `name`, its `hyperparameters` (plain Python values, as
+recorded in results and checkpoints) and `costly_policy` (producing the
+average policy trains networks, as Deep CFR's does, so a training loop
+evaluates it sparsely). Every state is a pytree that `jit`, `vmap`, `scan`
+and the checkpointer treat alike; the game is an argument, never a constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+import jax
+
+State = Any  # a pytree of arrays
+
+
+class Solver(NamedTuple):
+  """A solver of any family; all four functions are pure and jittable."""
+
+  init: Callable[..., State]  # (game, key=None) -> state
+  update: Callable[[State, Any], State]  # (state, game) -> state
+  current_policy: Callable[[State, Any], jax.Array]  # (state, game) -> [I, A]
+  average_policy: Callable[[State, Any], jax.Array]  # (state, game) -> [I, A]
+  name: str = 'custom'
+  hyperparameters: Mapping[str, Any] = MappingProxyType({})
+  costly_policy: bool = False
+
+
+def run(solver, state: State, game, num_iterations) -> State:
+  """`num_iterations` updates of `solver` in one loop (jit it; the count may be traced)."""
+  return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)
