@@ -16,17 +16,23 @@ and the checkpointer treat alike; the game is an argument, never a constant.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 
 State = Any  # a pytree of arrays
 
 
-class Solver(NamedTuple):
-  """A solver of any family; all four functions are pure and jittable."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class Solver:
+  """A solver of any family; all four functions are pure and jittable.
+
+  Hashed by identity (so `functools.cache` and `jax.jit` static arguments
+  accept it); `hyperparameters` is stored read-only.
+  """
 
   init: Callable[..., State]  # (game, key=None) -> state
   update: Callable[[State, Any], State]  # (state, game) -> state
@@ -35,6 +41,9 @@ class Solver(NamedTuple):
   name: str = 'custom'
   hyperparameters: Mapping[str, Any] = MappingProxyType({})
   costly_policy: bool = False
+
+  def __post_init__(self):
+    object.__setattr__(self, 'hyperparameters', MappingProxyType(dict(self.hyperparameters)))
 
 
 def run(solver, state: State, game, num_iterations) -> State:
