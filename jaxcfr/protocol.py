@@ -39,7 +39,7 @@ class Solver:
   current_policy: Callable[[State, Any], jax.Array]  # (state, game) -> [I, A]
   average_policy: Callable[[State, Any], jax.Array]  # (state, game) -> [I, A]
   name: str = 'custom'
-  hyperparameters: Mapping[str, Any] = MappingProxyType({})
+  hyperparameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   costly_policy: bool = False
 
   def __post_init__(self):
