@@ -26,7 +26,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import backend, compiler, evaluation, mccfr, solvers
+from jaxcfr import backend, compiler, evaluation, mccfr, protocol, solvers
 
 
 def log(message: str) -> None:
@@ -116,7 +116,7 @@ def ablation(game, algorithm: str, args) -> dict:
 
 def external_sampling(game, batch_size: int, args) -> dict:
   solver = mccfr.es_mccfr(batch_size=batch_size)
-  run = backend.jit(lambda s, g, n: mccfr.run(solver, s, g, n))
+  run = backend.jit(lambda s, g, n: protocol.run(solver, s, g, n))
   state = solver.init(game, jax.random.key(0))
   start = time.perf_counter()
   state = jax.block_until_ready(run(state, game, 1))

@@ -51,7 +51,7 @@ import time  # noqa: E402
 
 import jax  # noqa: E402
 
-from jaxcfr import backend, compiler, evaluation, mccfr  # noqa: E402
+from jaxcfr import backend, compiler, evaluation, mccfr, protocol  # noqa: E402
 
 OPENSPIEL_NAMES = {'kuhn': 'kuhn_poker', 'leduc': 'leduc_poker'}
 
@@ -116,7 +116,7 @@ def run_jaxcfr(name: str, scheme: str, budgets: list[float], args) -> tuple[list
   game = compiler.compile_game(name)
   factory = mccfr.es_mccfr if scheme == 'external' else mccfr.os_mccfr
   solver = factory(batch_size=args.batch_size, devices=args.devices, linear_until=10**9)
-  run = backend.jit(lambda state, g, n: mccfr.run(solver, state, g, n))
+  run = backend.jit(lambda state, g, n: protocol.run(solver, state, g, n))
   exploit = backend.jit(lambda state, g: evaluation.exploitability(g, mccfr.average_policy(state, g)))
   start = time.perf_counter()
   jax.block_until_ready(run(solver.init(game, jax.random.key(args.seed)), game, 1))

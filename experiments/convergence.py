@@ -1,15 +1,18 @@
 """Convergence of the CFR family: exact exploitability against iterations and solve time.
 
-For each game and algorithm, runs the jitted `solvers.run` in chunks that end at
-log-spaced iteration counts (1, 2, 3, 5, 10, 20, ...), and evaluates the exact
-exploitability of the average policy after each chunk. The clock covers only
-the solver chunks: JIT compilation happens before timing and evaluation is
-excluded.
+For each game and algorithm, trains with `jaxcfr.train`, evaluating the exact
+exploitability of the average policy at log-spaced iteration counts (1, 2, 3, 5,
+10, 20, ..., or a geometric grid with `--growth`). The clock covers only the
+solver: JIT compilation and evaluation are excluded.
 
 Writes `convergence.csv` (game, algorithm, iteration, seconds, exploitability)
-and one `convergence_<game>.png` per game into `--out`; prints a summary table.
+and one `convergence_<game>.png` per game into `--out`; prints a summary table,
+and with `--targets` the first evaluated iteration at which each algorithm
+reached each exploitability.
 
     python experiments/convergence.py --games kuhn,leduc --iterations 1000
+    python experiments/convergence.py --games leduc --algorithms dcfr,dcfr+,pdcfr+ --dtype float64 \
+        --iterations 3000 --growth 1.02 --targets 1e-3,1e-4
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ import sys
 import time
 
 import jax
-import jax.numpy as jnp
 
 # Submodules rather than `import jaxcfr`: these also resolve under a stale editable install
 # that maps `jaxcfr` as a namespace package.
-from jaxcfr import backend, compiler, evaluation, solvers
+from jaxcfr import algorithms as registry
+from jaxcfr import compiler, training
+
+FULL_WIDTH = [name for name, entry in registry.REGISTRY.items() if entry.family == registry.FULL_WIDTH]
 
 DEFAULT_ITERATIONS = {'kuhn': 10_000, 'leduc': 10_000, 'liars_dice': 1_000}
 FALLBACK_ITERATIONS = 1_000
@@ -38,9 +43,16 @@ def log(message: str) -> None:
   print(message, file=sys.stderr, flush=True)
 
 
-def checkpoints(total: int) -> list[int]:
-  """Iteration counts 1, 2, 3, 5, 10, 20, ... below `total`, then `total`."""
+def checkpoints(total: int, growth: float | None = None) -> list[int]:
+  """Iteration counts 1, 2, 3, 5, 10, 20, ... below `total` (or 1, 2, ... growing by
+  `growth`), then `total`."""
   points = []
+  if growth:
+    point = 1.0
+    while point < total:
+      points.append(int(point))
+      point = max(point * growth, int(point) + 1)
+    return points + [total]
   for exponent in range(int(math.log10(max(total, 1))) + 1):
     points += [m * 10**exponent for m in MANTISSAS if m * 10**exponent < total]
   return points + [total]
@@ -63,33 +75,24 @@ def parse_iterations(text: str | None, games: list[str]) -> dict[str, int]:
   return counts
 
 
-def exploitability_fn():
-  """Jitted `(state, game) -> []` exploitability of the average policy."""
-  return backend.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
-
-
-def solve_curve(game, algorithm: str, total: int, evaluate) -> tuple[list[tuple[int, float, float]], float]:
-  """Runs `algorithm` for `total` iterations.
+def solve_curve(
+  game, algorithm: str, total: int, growth=None
+) -> tuple[list[tuple[int, float, float]], float]:
+  """Trains `algorithm` for `total` iterations.
 
   Returns:
-    rows: (iteration, solve seconds, exploitability) at each checkpoint.
-    jit_seconds: time to compile the solver loop (not in the solve seconds).
+    rows: (iteration, solve seconds, exploitability) at each evaluation point.
+    jit_seconds: time to compile the programs (not in the solve seconds).
   """
-  solver = solvers.ALGORITHMS[algorithm]()
-  state = solver.init(game)
-  start = time.perf_counter()
-  # One program for every chunk: the iteration count is a traced int32.
-  run = backend.jit(solvers.run, static_argnums=0).lower(solver, state, game, jnp.int32(1)).compile()
-  jit_seconds = time.perf_counter() - start
-  jax.block_until_ready(run(state, game, jnp.int32(0)))  # warm-up: the first call pays one-off costs
-  rows, seconds, done = [], 0.0, 0
-  for point in checkpoints(total):
-    start = time.perf_counter()
-    state = jax.block_until_ready(run(state, game, jnp.int32(point - done)))
-    seconds += time.perf_counter() - start
-    done = point
-    rows.append((point, seconds, float(evaluate(state, game))))
-  return rows, jit_seconds
+  result = training.train(
+    game, registry.make_solver(algorithm), iterations=total, eval_at=checkpoints(total, growth)
+  )
+  rows = [(p['iteration'], p['seconds'], p['exploitability']) for p in result.curve]
+  return rows, result.jit_seconds
+
+
+def first_reached(rows, target: float) -> int | None:
+  return next((iteration for iteration, _, value in rows if value <= target), None)
 
 
 def plot(game_name: str, curves: dict[str, list[tuple[int, float, float]]], path: str) -> None:
@@ -136,8 +139,8 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument('--games', default=','.join(DEFAULT_GAMES), help='comma-separated game specs')
   parser.add_argument(
     '--algorithms',
-    default=','.join(solvers.ALGORITHMS),
-    help=f'comma-separated, from {",".join(solvers.ALGORITHMS)}',
+    default=','.join(FULL_WIDTH),
+    help=f'comma-separated, from {",".join(registry.REGISTRY)}',
   )
   parser.add_argument(
     '--iterations',
@@ -148,20 +151,24 @@ def main(argv: list[str] | None = None) -> None:
   )
   parser.add_argument('--dtype', default='float32', choices=('float32', 'float64'))
   parser.add_argument('--out', default=os.path.join('experiments', 'results'))
+  parser.add_argument('--growth', type=float, help='evaluate on a geometric grid with this ratio (e.g. 1.02)')
+  parser.add_argument(
+    '--targets', default='', help='comma-separated exploitabilities: iterations to reach each'
+  )
   args = parser.parse_args(argv)
 
   games = parse_list(args.games)
   algorithms = parse_list(args.algorithms)
-  unknown = [a for a in algorithms if a not in solvers.ALGORITHMS]
+  unknown = [a for a in algorithms if a not in registry.REGISTRY]
   if unknown:
-    parser.error(f'unknown algorithms {unknown}; choose from {list(solvers.ALGORITHMS)}')
+    parser.error(f'unknown algorithms {unknown}; choose from {list(registry.REGISTRY)}')
+  targets = [float(t) for t in parse_list(args.targets)]
   iterations = parse_iterations(args.iterations, games)
   if args.dtype == 'float64':
     jax.config.update('jax_enable_x64', True)
   os.makedirs(args.out, exist_ok=True)
   log(f'jax {jax.__version__} on {jax.devices()[0].platform}, dtype {args.dtype}')
 
-  evaluate = exploitability_fn()
   results = []
   for name in games:
     start = time.perf_counter()
@@ -172,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     curves = {}
     for algorithm in algorithms:
-      rows, jit_seconds = solve_curve(game, algorithm, iterations[name], evaluate)
+      rows, jit_seconds = solve_curve(game, algorithm, iterations[name], args.growth)
       curves[algorithm] = rows
       results.append(dict(game=name, algorithm=algorithm, rows=rows, jit_seconds=jit_seconds))
       iteration, seconds, value = rows[-1]
@@ -193,6 +200,13 @@ def main(argv: list[str] | None = None) -> None:
         writer.writerow((r['game'], r['algorithm'], iteration, f'{seconds:.6g}', f'{value:.6e}'))
   log(f'wrote {path}')
   print(summary_table(results))
+  if targets:
+    print('\n| game | algorithm | ' + ' | '.join(f'iterations to {t:g}' for t in targets) + ' |')
+    print('|---|---|' + '---:|' * len(targets))
+    for r in results:
+      reached = [first_reached(r['rows'], t) for t in targets]
+      cells = [f'{n:,}' if n is not None else f'>{r["rows"][-1][0]:,}' for n in reached]
+      print(f'| {r["game"]} | {r["algorithm"]} | ' + ' | '.join(cells) + ' |')
 
 
 if __name__ == '__main__':

@@ -5,13 +5,18 @@ exact evaluation on them:
 
     import jaxcfr
     game = jaxcfr.compile_game('leduc')
+    result = jaxcfr.train(game, jaxcfr.make_solver('dcfr'), iterations=1000)
+    result.exploitability, result.policy
+
+or, one level down, any solver's pure functions:
+
     solver = jaxcfr.cfr_plus()
-    state = jaxcfr.run(solver, solver.init(game), game, 1000)
-    policy = jaxcfr.average_policy(state, game)
-    jaxcfr.exploitability(game, policy)
+    state = jax.jit(jaxcfr.run, static_argnums=0)(solver, solver.init(game), game, 1000)
+    jaxcfr.exploitability(game, solver.average_policy(state, game))
 """
 
-from jaxcfr import checkpoints, mccfr, policies
+from jaxcfr import algorithms, checkpoints, mccfr, policies
+from jaxcfr.algorithms import make_solver
 from jaxcfr.backend import compiler_options
 from jaxcfr.compiler import CompiledGame, GameInfo, compile_game
 from jaxcfr.evaluation import (
@@ -24,10 +29,10 @@ from jaxcfr.evaluation import (
 )
 from jaxcfr.games import GameError, load_game
 from jaxcfr.policies import Blueprint, load_policy
+from jaxcfr.protocol import Solver, run
 from jaxcfr.solvers import (
   ALGORITHMS,
   CFRState,
-  Solver,
   accumulate,
   average_policy,
   cfr,
@@ -40,15 +45,19 @@ from jaxcfr.solvers import (
   linear_cfr,
   pcfr_plus,
   regret_matching,
-  run,
   weight_by_iteration,
 )
+from jaxcfr.training import Progress, Result, TrainingError, train
 
 __version__ = '0.1.0'
 
 __all__ = [
   'ALGORITHMS',
   'Blueprint',
+  'Progress',
+  'Result',
+  'TrainingError',
+  'algorithms',
   'CFRState',
   'CompiledGame',
   'GameError',
@@ -74,11 +83,13 @@ __all__ = [
   'linear_cfr',
   'load_game',
   'load_policy',
+  'make_solver',
   'mccfr',
   'nash_conv',
   'pcfr_plus',
   'policies',
   'regret_matching',
   'run',
+  'train',
   'weight_by_iteration',
 ]

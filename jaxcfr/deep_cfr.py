@@ -40,6 +40,7 @@ of arrays, so states vmap, scan and checkpoint like any other pytree.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import NamedTuple
@@ -51,6 +52,7 @@ import optax
 
 from jaxcfr import mccfr, solvers, tree
 from jaxcfr.compiler import CompiledGame
+from jaxcfr.protocol import Solver
 
 # Networks.
 
@@ -161,16 +163,13 @@ class DeepCFRState(NamedTuple):
   key: jax.Array  # [] PRNG key the next update consumes
 
 
-class DeepSolver(NamedTuple):
-  """`init(game, key)`, `update(state, game)`, `current_policy(state, game)`,
-  `average_policy(state, game)`; pure and jittable."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class DeepSolver(Solver):
+  """The solver protocol (`init(game, key)`, `update`, `current_policy`,
+  `average_policy`) plus Deep CFR's `strategy_networks(state, game) ->
+  (per-player parameters, [P] losses)` (None for SD-CFR)."""
 
-  init: Callable[[CompiledGame, jax.Array], DeepCFRState]
-  update: Callable[[DeepCFRState, CompiledGame], DeepCFRState]
-  current_policy: Callable[[DeepCFRState, CompiledGame], jax.Array]
-  average_policy: Callable[[DeepCFRState, CompiledGame], jax.Array]
-  strategy_networks: Callable[[DeepCFRState, CompiledGame], tuple[list, jax.Array]] | None
-  hyperparameters: dict
+  strategy_networks: Callable[[DeepCFRState, CompiledGame], tuple[list, jax.Array]] | None = None
 
 
 DEFAULTS = dict(
@@ -249,8 +248,10 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
     if game.features.shape[0] != game.num_infosets:
       raise ValueError(f'features are {game.features.shape}, expected {game.num_infosets} rows')
 
-  def init(game: CompiledGame, key: jax.Array) -> DeepCFRState:
+  def init(game: CompiledGame, key: jax.Array | None = None) -> DeepCFRState:
     check_game(game)
+    if key is None:
+      raise ValueError('Deep CFR samples traversals and initialises networks from a key: init(game, key)')
     players = game.num_players
     key, init_key = jax.random.split(key)
     sizes = network_sizes(game, config['advantage_layers'])
@@ -379,8 +380,10 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
     update,
     lambda state, game: current_policy(state, game),
     average_policy,
-    None if single else strategy_networks,
-    config,
+    name='sd-cfr' if single else 'deep-cfr',
+    hyperparameters=config,
+    costly_policy=not single,  # each average policy trains the strategy networks
+    strategy_networks=None if single else strategy_networks,
   )
 
 
@@ -471,11 +474,6 @@ def _by_action(game: CompiledGame, rows: jax.Array, values: jax.Array):
 
 def _replace(items: tuple, p: int, value) -> tuple:
   return (*items[:p], value, *items[p + 1 :])
-
-
-def run(solver: DeepSolver, state: DeepCFRState, game: CompiledGame, num_iterations) -> DeepCFRState:
-  """`num_iterations` updates in one loop (jit it; the count may be traced)."""
-  return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)
 
 
 ALGORITHMS: dict[str, Callable[..., DeepSolver]] = {'deep-cfr': deep_cfr, 'sd-cfr': sd_cfr}

@@ -26,7 +26,7 @@ samples `B / devices` traversals from its own key, and the increments are
 summed with `psum`), so results depend only on the seed and the device count.
 
 Pluribus's refinements are options: discounting (`linear_until`,
-`discount_interval`: every `discount_interval` updates, until update
+by default always, and `discount_interval`: every `discount_interval` updates, until update
 `linear_until`, regrets and averages are multiplied by `k / (k + 1)`, k being
 the number of intervals so far, i.e. linear weighting in interval units),
 negative-regret pruning (`prune_threshold`, `prune_probability`,
@@ -47,7 +47,10 @@ import numpy as np
 from jaxcfr import tree
 from jaxcfr.compiler import CompiledGame
 from jaxcfr.games.base import TERMINAL_PLAYER
+from jaxcfr.protocol import Solver
 from jaxcfr.solvers import normalize_policy, regret_matching
+
+ALWAYS = 10**9  # `linear_until` default: linear weighting for the whole run
 
 
 class MCCFRState(NamedTuple):
@@ -59,28 +62,16 @@ class MCCFRState(NamedTuple):
   key: jax.Array  # [] PRNG key
 
 
-class SampledSolver(NamedTuple):
-  """`init(game, key)`, `update(state, game)`, `current_policy(state, game)`; pure and jittable."""
-
-  init: Callable[[CompiledGame, jax.Array], MCCFRState]
-  update: Callable[[MCCFRState, CompiledGame], MCCFRState]
-  current_policy: Callable[[MCCFRState, CompiledGame], jax.Array]
-  batch_size: int
-  devices: int
-
-
 def average_policy(state: MCCFRState, game: CompiledGame) -> jax.Array:
   return normalize_policy(state.cumulative_policy, game.legal_mask)
 
 
-def es_mccfr(batch_size: int = 1024, devices: int = 1, **refinements) -> SampledSolver:
+def es_mccfr(batch_size: int = 1024, devices: int = 1, **refinements) -> Solver:
   """External-sampling MCCFR with `batch_size` traversals per player per update."""
   return _sampled_solver('external', batch_size, devices, exploration=0.0, **refinements)
 
 
-def os_mccfr(
-  batch_size: int = 1024, devices: int = 1, exploration: float = 0.6, **refinements
-) -> SampledSolver:
+def os_mccfr(batch_size: int = 1024, devices: int = 1, exploration: float = 0.6, **refinements) -> Solver:
   """Outcome-sampling MCCFR; the traverser explores with probability `exploration`."""
   if not (0 < exploration <= 1):
     raise ValueError(f'exploration must be in (0, 1], got {exploration}')
@@ -92,14 +83,14 @@ def _sampled_solver(
   batch_size: int,
   devices: int,
   exploration: float,
-  linear_until: int = 0,
+  linear_until: int = ALWAYS,
   discount_interval: int = 1,
   prune_threshold: float | None = None,
   prune_probability: float = 0.95,
   prune_after: int = 0,
   no_prune_depths: tuple[int, ...] = (),
   regret_floor: float | None = None,
-) -> SampledSolver:
+) -> Solver:
   _check(batch_size=batch_size, devices=devices, discount_interval=discount_interval)
   if batch_size % devices:
     raise ValueError(f'batch size {batch_size} must be a multiple of the device count {devices}')
@@ -116,7 +107,9 @@ def _sampled_solver(
     raise ValueError(f'{devices} devices requested; {jax.device_count()} available ({jax.default_backend()})')
   options = dict(scheme=scheme, exploration=exploration, no_prune_depths=tuple(no_prune_depths))
 
-  def init(game: CompiledGame, key: jax.Array) -> MCCFRState:
+  def init(game: CompiledGame, key: jax.Array | None = None) -> MCCFRState:
+    if key is None:
+      raise ValueError('sampled MCCFR draws its samples from a key: init(game, jax.random.key(seed))')
     zeros = jnp.zeros(game.legal_mask.shape, game.dtype)
     state = MCCFRState(jnp.zeros((), jnp.int32), zeros, zeros, key)
     if devices > 1:  # replicated, as `update` returns it, so that one compiled program serves every call
@@ -160,7 +153,21 @@ def _sampled_solver(
       regret, average = regret * factor, average * factor
     return MCCFRState(t, regret, average, key)
 
-  return SampledSolver(init, update, current_policy, batch_size, devices)
+  hyperparameters = {
+    'batch_size': batch_size,
+    'linear_until': linear_until,
+    'discount_interval': discount_interval,
+    'prune_threshold': prune_threshold,
+    'prune_probability': prune_probability,
+    'prune_after': prune_after,
+    'regret_floor': regret_floor,
+  }
+  if scheme == 'outcome':
+    hyperparameters['exploration'] = exploration
+  if no_prune_depths:
+    hyperparameters['no_prune_depths'] = tuple(no_prune_depths)
+  name = 'es-mccfr' if scheme == 'external' else 'os-mccfr'
+  return Solver(init, update, current_policy, average_policy, name, hyperparameters)
 
 
 def sample_regrets(
@@ -421,9 +428,4 @@ def _fit(values: jax.Array, width: int) -> jax.Array:
   return jnp.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, width - values.shape[-1])])
 
 
-ALGORITHMS: dict[str, Callable[..., SampledSolver]] = {'es-mccfr': es_mccfr, 'os-mccfr': os_mccfr}
-
-
-def run(solver: SampledSolver, state: MCCFRState, game: CompiledGame, num_iterations) -> MCCFRState:
-  """`num_iterations` updates in one loop (jit it; the count may be traced)."""
-  return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)
+ALGORITHMS: dict[str, Callable[..., Solver]] = {'es-mccfr': es_mccfr, 'os-mccfr': os_mccfr}

@@ -118,6 +118,11 @@ def test_games_lists_sizes(capsys):
     (['solve', 'kuhn', '--algorithm', 'dcfr', '--gamma', 'nan'], 'finite'),
     (['solve', 'kuhn', '--devices', '4'], 'one device'),
     (['solve', 'kuhn', '--json', '/nonexistent/dir/out.json'], 'does not exist'),
+    (['solve', 'kuhn', '--algorithm', 'cfr+', '--alpha', '2'], '--alpha does not apply to cfr+'),
+    (['solve', 'kuhn', '--algorithm', 'dcfr', '--batch-size', '8'], '--batch-size does not apply to dcfr'),
+    (['solve', 'kuhn', '--checkpoint-every', '5'], '--checkpoint-every needs --checkpoint'),
+    (['solve', 'kuhn', '--keep-checkpoints', '5'], '--keep-checkpoints needs --checkpoint'),
+    (['solve', 'leduc(foo=1)'], 'foo'),
     (['solve', 'kuhn', '--plot', 'curve.pdf'], 'PNG'),
     (['solve', 'kuhn', '--dtype', 'float16'], 'invalid choice'),
   ],
@@ -127,7 +132,11 @@ def test_bad_input_gives_one_clear_message(args, message, tmp_path):
   assert code == 2
   assert 'Traceback' not in err
   assert message in err
-  assert err.strip().splitlines()[-1].startswith(('jaxcfr: error:', 'jaxcfr solve: error:'))
+  lines = err.strip().splitlines()
+  errors = [line for line in lines if line.startswith(('jaxcfr: error:', 'jaxcfr solve: error:'))]
+  assert len(errors) == 1 and message in errors[0], err
+  assert 'usage:' not in err  # the error line, not the whole usage block
+  assert lines[-1] in (errors[0], "see 'jaxcfr solve --help'")
   assert out == ''
 
 
@@ -137,3 +146,62 @@ def test_failed_solve_leaves_existing_output_untouched(tmp_path):
   code, _, _ = run_cli('solve', 'unknown_game', '--json', str(existing))
   assert code == 2
   assert existing.read_text() == '{"keep": true}'
+
+
+def test_help_describes_every_option_with_its_default_and_algorithms(capsys):
+  with pytest.raises(SystemExit):
+    cli.main(['solve', '--help'])
+  text = ' '.join(capsys.readouterr().out.split())
+  assert 'default dcfr' in text
+  assert '--alpha X positive-regret discount exponent [dcfr 1.5; dcfr+ 1.5; pdcfr+ 2.3]' in text
+  assert '--batch-size N traversals per player per iteration [es-mccfr, os-mccfr; default 1,024]' in text
+  parser = cli.build_parser()
+  solve = parser._subparsers._group_actions[0].choices['solve']
+  for action in solve._actions:
+    assert action.help, action.option_strings  # every option says what it does
+
+
+def test_checkpoint_every_without_a_directory_is_an_error_not_a_slowdown(capsys):
+  code = cli.main(['solve', 'kuhn', '--iterations', '100', '--checkpoint-every', '10', '--quiet'])
+  assert code == 2
+  assert '--checkpoint-every needs --checkpoint DIR' in capsys.readouterr().err
+
+
+def test_resuming_with_a_smaller_total_is_refused(tmp_path, capsys):
+  directory = str(tmp_path / 'ck')
+  assert cli.main(['solve', 'kuhn', '--iterations', '50', '--checkpoint', directory, '--quiet']) == 0
+  code = cli.main(['solve', 'kuhn', '--iterations', '20', '--checkpoint', directory, '--resume', '--quiet'])
+  assert code == 2
+  assert 'is at iteration 50, past the total of 20' in capsys.readouterr().err
+
+
+def test_plot_axes_have_several_labelled_ticks():
+  import matplotlib
+
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt
+
+  figure, axes = plt.subplots()
+  for values in ([0.11, 0.13, 0.16], [1, 30, 900], [1e-6, 1e-1]):
+    axes.loglog(values, values)
+    cli._log_ticks(axes.xaxis, values)
+    axes.set_xlim(min(values), max(values))
+    figure.canvas.draw()
+    low, high = axes.get_xlim()
+    shown = [t for t in axes.get_xticks() if low <= t <= high]
+    labels = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+    assert len(shown) >= 2 and len(labels) >= 2, values
+  plt.close(figure)
+
+
+def test_the_compilation_cache_is_used_and_can_be_turned_off(tmp_path):
+  cache = tmp_path / 'cache'
+  env = {**os.environ, 'JAX_PLATFORMS': 'cpu', 'JAXCFR_CACHE_DIR': str(cache)}
+  command = [sys.executable, '-m', 'jaxcfr.cli', 'solve', 'kuhn', '--iterations', '10', '--json', '-']
+  process = subprocess.run([*command, '--no-cache'], capture_output=True, text=True, env=env, timeout=300)
+  assert process.returncode == 0, process.stderr
+  assert not cache.exists() or not any(cache.iterdir())
+  process = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+  assert process.returncode == 0, process.stderr
+  assert len(list(cache.iterdir())) >= 3  # the update, policy and evaluation programs
+  assert json.loads(process.stdout)['jit_seconds'] > 0

@@ -42,7 +42,7 @@ _RUNS = {}
 def run(solver, state, game, iterations):
   key = (id(solver), game.name)
   if key not in _RUNS:
-    _RUNS[key] = jax.jit(lambda s, g, n: deep_cfr.run(solver, s, g, n))
+    _RUNS[key] = jax.jit(lambda s, g, n: jaxcfr.run(solver, s, g, n))
   return _RUNS[key](state, game, iterations)
 
 
@@ -331,8 +331,8 @@ def test_cli_deep_cfr_json(tmp_path):
 @pytest.mark.parametrize(
   'args,message',
   [
-    (['--algorithm', 'cfr', '--traversals', '10'], '--traversals is a Deep CFR option'),
-    (['--algorithm', 'sd-cfr', '--strategy-steps', '10'], 'sd-cfr has no strategy network'),
+    (['--algorithm', 'cfr', '--traversals', '10'], '--traversals does not apply to cfr (it is for deep-cfr'),
+    (['--algorithm', 'sd-cfr', '--strategy-steps', '10'], '--strategy-steps does not apply to sd-cfr'),
     (['--algorithm', 'deep-cfr', '--advantage-layers', '64,x'], 'layer widths'),
     (['--algorithm', 'deep-cfr', '--advantage-batch-size', '0'], 'positive integer'),
     (['--algorithm', 'deep-cfr', '--devices', '2'], 'deep-cfr runs on one device'),
@@ -370,16 +370,19 @@ def test_cli_resume_equals_an_uninterrupted_run(tmp_path):
 
 
 def test_cli_help_states_the_library_defaults():
-  from jaxcfr import cli  # noqa: PLC0415
+  from jaxcfr import algorithms, cli  # noqa: PLC0415
 
   parser = cli.build_parser()
   solve = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith('solve'))
   helps = {action.dest: action.help for action in solve._actions}
-  for option, name in cli._DEEP_OPTIONS.items():
-    value = deep_cfr.DEFAULTS[name]
-    if isinstance(value, bool):
-      assert ('warm start' in helps[option]) == (not value)
-    elif isinstance(value, tuple):
-      assert f'({",".join(map(str, value))})' in helps[option], option
-    elif isinstance(value, (int, float)):
-      assert f'({value:,})' in helps[option] or f'({value})' in helps[option], option
+  for name in ('deep-cfr', 'sd-cfr'):
+    for parameter in algorithms.REGISTRY[name].hyperparameters:
+      value = deep_cfr.DEFAULTS[parameter.name]  # the registry's defaults are the library's
+      assert parameter.default == value, parameter.name
+      text = helps[parameter.name]
+      if isinstance(value, bool):
+        assert name in text
+      elif value is None:
+        assert 'default off' in text, parameter.name
+      else:
+        assert f'default {cli._shown(value)}' in text, (parameter.name, text)

@@ -1,0 +1,263 @@
+"""The one registry of algorithms: name -> factory and the schema of its hyper-parameters.
+
+    jaxcfr.algorithms.REGISTRY['dcfr'].hyperparameters   # (alternating, alpha, beta, gamma)
+    jaxcfr.make_solver('dcfr', alpha=2.0)                 # validated, defaults filled in
+
+The command line builds its flags, help and validation from this table, so a
+new variant is one entry here (and its factory). Importing this module imports
+no JAX: factories are named `'module:function'` and imported when called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import numbers
+from typing import Any
+
+FULL_WIDTH, SAMPLED, DEEP = 'full-width', 'sampled', 'deep'
+
+
+@dataclasses.dataclass(frozen=True)
+class Hyperparameter:
+  """One keyword argument of a factory.
+
+  `kind` is 'int', 'float', 'bool', 'layers' (a tuple of positive widths) or
+  'batch' (a positive int, or None for "the whole reservoir"). Numbers must
+  lie in `[low, high]` (`(low, high]` when `low_open`); `optional` allows
+  None ("off"). `flag` is the command-line spelling; `negated` flags store
+  False (`--simultaneous` sets `alternating=False`).
+  """
+
+  name: str
+  kind: str
+  default: Any
+  help: str
+  low: float = -math.inf
+  high: float = math.inf
+  low_open: bool = False
+  optional: bool = False
+  flag: str = ''
+  negated: bool = False
+
+  @property
+  def cli_flag(self) -> str:
+    return self.flag or '--' + self.name.replace('_', '-')
+
+  def check(self, value: Any, algorithm: str) -> Any:
+    """`value` validated and normalised (tuples for layers); ValueError naming the parameter."""
+    if value is None and (self.optional or self.kind == 'batch'):
+      return None
+    where = f'{algorithm}: {self.name}'
+    if self.kind == 'bool':
+      if not isinstance(value, bool):
+        raise ValueError(f'{where} must be true or false, got {value!r}')
+      return value
+    if self.kind == 'layers':
+      try:
+        layers = tuple(value)
+      except TypeError:
+        raise ValueError(f'{where} must be a sequence of layer widths, got {value!r}') from None
+      if not layers or not all(_is_int(n) and n >= 1 for n in layers):
+        raise ValueError(f'{where} must be positive layer widths, got {value!r}')
+      return tuple(int(n) for n in layers)
+    if self.kind in ('int', 'batch'):
+      if not _is_int(value):
+        raise ValueError(f'{where} must be an integer, got {value!r}')
+      value = int(value)
+    elif not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+      raise ValueError(f'{where} must be a finite number, got {value!r}')
+    below = value <= self.low if self.low_open else value < self.low
+    if below or value > self.high:
+      raise ValueError(f'{where} must be in {self.range_text()}, got {value!r}')
+    return value
+
+  def range_text(self) -> str:
+    left = '(' if self.low_open or self.low == -math.inf else '['
+    right = ')' if self.high == math.inf else ']'
+    return f'{left}{_number(self.low)}, {_number(self.high)}{right}'
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithm:
+  name: str
+  family: str  # FULL_WIDTH, SAMPLED or DEEP
+  factory: str  # 'module:function'
+  summary: str
+  hyperparameters: tuple[Hyperparameter, ...]
+
+  def parameter(self, name: str) -> Hyperparameter | None:
+    return next((h for h in self.hyperparameters if h.name == name), None)
+
+  def defaults(self) -> dict[str, Any]:
+    return {h.name: h.default for h in self.hyperparameters}
+
+  def resolve(self, **values) -> dict[str, Any]:
+    """Every hyper-parameter's value: `values` validated, defaults for the rest."""
+    unknown = [name for name in values if self.parameter(name) is None]
+    if unknown:
+      accepted = ', '.join(h.name for h in self.hyperparameters) or 'none'
+      raise ValueError(f'{self.name} takes no hyper-parameter {unknown[0]!r} (it takes: {accepted})')
+    return {h.name: h.check(values.get(h.name, h.default), self.name) for h in self.hyperparameters}
+
+  def make(self, *, devices: int = 1, **values):
+    """The solver, built by the factory from validated hyper-parameters."""
+    config = self.resolve(**values)
+    if devices != 1:
+      if self.family != SAMPLED:
+        raise ValueError(f'{self.name} runs on one device (sampled MCCFR splits over devices); got {devices}')
+      config['devices'] = devices
+    module, function = self.factory.split(':')
+    return getattr(importlib.import_module(module), function)(**config)
+
+
+def _is_int(value) -> bool:
+  return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _number(value: float) -> str:
+  return {math.inf: 'inf', -math.inf: '-inf'}.get(value, f'{value:g}')
+
+
+# Shared schema pieces.
+
+_ALTERNATING = Hyperparameter(
+  'alternating',
+  'bool',
+  True,
+  'simultaneous instead of alternating updates (default: alternate, as OpenSpiel does)',
+  flag='--simultaneous',
+  negated=True,
+)
+
+
+def _discounts(alpha: float, beta: float | None, gamma: float) -> tuple[Hyperparameter, ...]:
+  items = [Hyperparameter('alpha', 'float', alpha, 'positive-regret discount exponent', low=0.0)]
+  if beta is not None:
+    items.append(Hyperparameter('beta', 'float', beta, 'negative-regret discount exponent'))
+  items.append(Hyperparameter('gamma', 'float', gamma, 'average-strategy weight exponent', low=0.0))
+  return tuple(items)
+
+
+def _full_width(name: str, function: str, summary: str, *extra: Hyperparameter) -> Algorithm:
+  return Algorithm(name, FULL_WIDTH, f'jaxcfr.solvers:{function}', summary, (_ALTERNATING, *extra))
+
+
+_SAMPLED = (
+  Hyperparameter('batch_size', 'int', 1024, 'traversals per player per iteration', low=1),
+  Hyperparameter(
+    'linear_until',
+    'int',
+    10**9,
+    'linear weighting (Pluribus discounting) until iteration N; 0 turns it off (default: always)',
+    low=0,
+  ),
+  Hyperparameter('discount_interval', 'int', 1, 'discount every N iterations', low=1),
+  Hyperparameter(
+    'regret_floor', 'float', None, 'regrets never fall below this (default: off)', optional=True
+  ),
+)
+_PRUNING = (
+  Hyperparameter(
+    'prune_threshold',
+    'float',
+    None,
+    'prune actions with regret below this (default: off)',
+    optional=True,
+  ),
+  Hyperparameter('prune_probability', 'float', 0.95, 'share of traversals that prune', low=0.0, high=1.0),
+  Hyperparameter('prune_after', 'int', 0, 'no pruning before iteration N', low=0),
+  Hyperparameter(
+    'regret_floor', 'float', None, 'regrets never fall below this (default: off)', optional=True
+  ),
+)
+
+_DEEP = (
+  Hyperparameter('traversals', 'int', 2048, 'traversals per player per iteration', low=1),
+  Hyperparameter('advantage_layers', 'layers', (64, 64), 'advantage network hidden widths'),
+  Hyperparameter('advantage_steps', 'int', 100, 'Adam steps per advantage training', low=1),
+  Hyperparameter(
+    'advantage_batch_size',
+    'batch',
+    None,
+    "advantage minibatch size, or 'all': the whole reservoir each step",
+    low=1,
+  ),
+  Hyperparameter(
+    'advantage_capacity', 'int', 4_000_000, 'advantage reservoir per player', low=1, flag='--memory'
+  ),
+  Hyperparameter(
+    'reinitialize', 'bool', False, 'train advantage networks from scratch each iteration, as in the paper'
+  ),
+)
+_STRATEGY = (
+  Hyperparameter('strategy_layers', 'layers', (64, 64), 'strategy network hidden widths'),
+  Hyperparameter('strategy_steps', 'int', 2000, 'Adam steps per strategy training', low=1),
+  Hyperparameter('strategy_batch_size', 'batch', None, "strategy minibatch size, or 'all'", low=1),
+  Hyperparameter(
+    'strategy_capacity', 'int', 4_000_000, 'strategy reservoir per player', low=1, flag='--strategy-memory'
+  ),
+)
+_LEARNING_RATE = Hyperparameter('learning_rate', 'float', 1e-3, 'Adam learning rate', low=0.0, low_open=True)
+
+_ALGORITHMS = (
+  _full_width('cfr', 'cfr', 'vanilla CFR (Zinkevich et al. 2007)'),
+  _full_width('cfr+', 'cfr_plus', 'CFR+: regret matching+ and linear averaging (Tammelin 2014)'),
+  _full_width('lcfr', 'linear_cfr', 'Linear CFR: regrets and average weighted by t (Brown & Sandholm 2019)'),
+  _full_width('dcfr', 'dcfr', 'Discounted CFR (Brown & Sandholm 2019)', *_discounts(1.5, 0.0, 2.0)),
+  _full_width('pcfr+', 'pcfr_plus', 'Predictive CFR+ (Farina, Kroer & Sandholm 2021)'),
+  _full_width(
+    'dcfr+', 'dcfr_plus', 'DCFR+: CFR+ with discounted regrets (Xu et al. 2024)', *_discounts(1.5, None, 4.0)
+  ),
+  _full_width(
+    'pdcfr+', 'pdcfr_plus', 'PDCFR+: predictive DCFR+ (Xu et al. 2024)', *_discounts(2.3, None, 5.0)
+  ),
+  Algorithm(
+    'es-mccfr', SAMPLED, 'jaxcfr.mccfr:es_mccfr', 'external-sampling MCCFR, batched', (*_SAMPLED, *_PRUNING)
+  ),
+  Algorithm(
+    'os-mccfr',
+    SAMPLED,
+    'jaxcfr.mccfr:os_mccfr',
+    'outcome-sampling MCCFR, batched',
+    (
+      *_SAMPLED,
+      Hyperparameter(
+        'exploration',
+        'float',
+        0.6,
+        'os-mccfr: exploration of the traverser',
+        low=0.0,
+        high=1.0,
+        low_open=True,
+      ),
+    ),
+  ),
+  Algorithm(
+    'deep-cfr',
+    DEEP,
+    'jaxcfr.deep_cfr:deep_cfr',
+    'Deep CFR (Brown et al. 2019)',
+    (*_DEEP, *_STRATEGY, _LEARNING_RATE),
+  ),
+  Algorithm(
+    'sd-cfr', DEEP, 'jaxcfr.deep_cfr:sd_cfr', 'Single Deep CFR (Steinberger 2019)', (*_DEEP, _LEARNING_RATE)
+  ),
+)
+
+REGISTRY: dict[str, Algorithm] = {algorithm.name: algorithm for algorithm in _ALGORITHMS}
+DEFAULT = 'dcfr'
+
+
+def get(name: str) -> Algorithm:
+  try:
+    return REGISTRY[name]
+  except KeyError:
+    raise ValueError(f'unknown algorithm {name!r}; choose from {", ".join(REGISTRY)}') from None
+
+
+def make_solver(name: str, *, devices: int = 1, **hyperparameters):
+  """The registered solver `name` with validated `hyperparameters` (defaults for the rest);
+  `devices` splits sampled MCCFR's batches."""
+  return get(name).make(devices=devices, **hyperparameters)

@@ -1,0 +1,336 @@
+"""The library training loop: any solver, a budget, evaluations, checkpoints, exact resume.
+
+    result = jaxcfr.train(game, jaxcfr.make_solver('dcfr'), seconds=30,
+                          checkpoint_dir='runs/leduc', checkpoint_every=5000)
+    result.curve            # [{iteration, seconds, exploitability}, ...]
+    result.policy           # [I, A] average policy
+
+Iterations run in jitted chunks between the points where something is due (an
+evaluation, a checkpoint, the end of the budget, a progress report at least
+every `report_seconds`). `seconds` counts solving only: producing the average
+policy counts (Deep CFR trains its strategy networks there), JIT compilation
+and judging the policy (best responses) do not.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr import backend, checkpoints, evaluation, protocol
+
+NEVER = 2**62  # an iteration count no run reaches
+
+
+class TrainingError(ValueError):
+  """A request the loop cannot honour (one line, meant for the user)."""
+
+
+class Progress(NamedTuple):
+  """What `on_progress` receives after every chunk."""
+
+  iteration: int  # iterations completed, earlier runs included
+  start: int  # the iteration this call started from (a resumed run's checkpoint)
+  total: int | None  # the iteration total, if one was given
+  seconds: float  # solve seconds so far
+  curve: list[dict]  # evaluations so far
+  state: Any  # the solver state
+
+
+class Result(NamedTuple):
+  state: Any  # the final solver state
+  policy: jax.Array  # [I, A] average policy
+  iterations: int
+  seconds: float  # solving seconds, earlier runs included
+  jit_seconds: float  # compiling the update, policy and evaluation programs
+  evaluation_seconds: float  # one exact evaluation (median of three)
+  policy_seconds: float  # producing average policies (included in `seconds`)
+  nash_conv: float
+  exploitability: float  # NashConv / number of players
+  values: list[float]  # each player's expected value under `policy`
+  curve: list[dict]  # {iteration, seconds, exploitability}
+  resumed_from: int | None  # the checkpoint's iteration, when resumed
+
+
+def open_checkpoints(
+  directory: str, keep: int = 3, resume: bool = False
+) -> tuple[checkpoints.Checkpointer, list]:
+  """The checkpointer of `directory` and its steps, checked before any work: writable,
+  and holding no earlier run unless `resume`."""
+  checkpointer = checkpoints.Checkpointer(directory, keep=keep)
+  checkpointer.check_writable()
+  existing = checkpointer.steps()
+  if existing and not resume:
+    raise TrainingError(
+      f'{directory!r} already holds checkpoints (newest: iteration {existing[-1]:,}); '
+      'resume to continue that run, or choose another directory'
+    )
+  return checkpointer, existing
+
+
+def train(
+  game,
+  solver,
+  *,
+  key: int | jax.Array = 0,
+  iterations: int | None = None,
+  seconds: float | None = None,
+  eval_every: int | None = None,
+  eval_every_seconds: float | None = None,
+  eval_at: Sequence[int] | None = None,
+  checkpoint_dir: str | None = None,
+  checkpoint_every: int | None = None,
+  checkpoint_seconds: float | None = None,
+  keep_checkpoints: int = 3,
+  resume: bool = False,
+  identity: dict | None = None,
+  on_progress: Callable[[Progress], None] | None = None,
+  log: Callable[[str], None] | None = None,
+  report_seconds: float = 10.0,
+) -> Result:
+  """Runs `solver` on the compiled `game` until `iterations` (a total) or `seconds` of
+  solving, whichever comes first, evaluating exact exploitability along the way.
+
+  Args:
+    key: a seed or a `jax.random.key` for sampled solvers (full-width ones ignore it).
+    eval_every / eval_every_seconds: evaluate every K iterations or S solve seconds;
+      by default about ten log-spaced points per decade (every tenth of the budget for
+      solvers whose policy is costly, i.e. Deep CFR).
+    eval_at: evaluate at these iteration counts instead (and at the end).
+    checkpoint_dir: save the state there (orbax) every `checkpoint_every` iterations
+      (default: a tenth of `iterations`, or every 60 s with only `seconds`) and/or every
+      `checkpoint_seconds`, at the end, and on Ctrl-C, keeping `keep_checkpoints`.
+    resume: continue from the newest checkpoint; totals count the earlier runs, and the
+      result is bit-identical to an uninterrupted run.
+    identity: extra fields a checkpoint must match to be resumed (e.g. the device count).
+    on_progress: called with a `Progress` after every chunk.
+    log: called with one-line messages (resumed from, checkpoint saved on interrupt).
+  """
+  _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at)
+  if checkpoint_dir is None and (checkpoint_every or checkpoint_seconds or resume):
+    raise TrainingError('checkpoint_every, checkpoint_seconds and resume need a checkpoint directory')
+  say = log or (lambda message: None)
+  seed = key if isinstance(key, int) else None
+  key = jax.random.key(key) if isinstance(key, int) else key
+  checkpointer, existing = None, []
+  if checkpoint_dir is not None:
+    checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
+
+  jit_start = time.perf_counter()
+  state = solver.init(game, key)
+  run_chunk = (
+    backend.jit(lambda s, g, n: protocol.run(solver, s, g, n))
+    .lower(state, game, jnp.asarray(1, jnp.int32))
+    .compile()
+  )
+  make_policy = backend.jit(solver.average_policy).lower(state, game).compile()
+  jit_seconds = time.perf_counter() - jit_start
+  start = time.perf_counter()
+  policy = jax.block_until_ready(make_policy(state, game))
+  policy_seconds_once = time.perf_counter() - start
+  jit_start = time.perf_counter()
+  evaluate = backend.jit(evaluate_profile).lower(policy, game).compile()
+  jit_seconds += time.perf_counter() - jit_start
+  evaluation_seconds = median_seconds(evaluate, policy, game)
+
+  identity = {
+    'game': game.name,
+    'game_fingerprint': game.info.fingerprint,
+    'game_digest': checkpoints.game_digest(game) if checkpointer is not None else None,
+    'algorithm': solver.name,
+    'hyperparameters': jsonable(solver.hyperparameters),
+    'dtype': jnp.dtype(game.dtype).name,
+    'seed': seed if seed is not None else jax.random.key_data(key).tolist(),
+    **(identity or {}),
+  }
+  done, solve_seconds, curve, resumed_from = 0, 0.0, [], None
+  if existing:
+    state, saved = checkpointer.restore(state, identity)
+    done, solve_seconds, curve = saved['iteration'], saved['seconds'], saved['curve']
+    if iterations is not None and done > iterations:
+      raise TrainingError(
+        f'the checkpoint in {checkpoint_dir!r} is at iteration {done:,}, past the total of '
+        f'{iterations:,} asked for; totals count the earlier runs: ask for at least {done:,}'
+      )
+    resumed_from = done
+    say(f'resumed from {checkpoint_dir} at iteration {done:,} ({solve_seconds:.2f} solve seconds)')
+  elif resume:
+    say(f'no checkpoint in {checkpoint_dir} yet; starting from iteration 0')
+
+  def save(state, done, solve_seconds, curve):
+    checkpointer.save(
+      done, state, identity, {'iteration': done, 'seconds': solve_seconds, 'curve': curve}, _version()
+    )
+
+  every = checkpoint_every
+  if checkpointer is not None and every is None and checkpoint_seconds is None:
+    if iterations is not None:
+      every = max(1, math.ceil(iterations / 10))
+    else:
+      checkpoint_seconds = 60.0
+  if solver.costly_policy and eval_every is None and eval_every_seconds is None and eval_at is None:
+    if seconds is not None:
+      eval_every_seconds = seconds / 10
+    else:
+      eval_every = max(1, math.ceil(iterations / 10))
+  schedule = iter([*sorted(set(eval_at)), NEVER]) if eval_at is not None else _eval_schedule(eval_every)
+  next_eval = next(schedule)
+  while next_eval <= done:
+    next_eval = next(schedule)
+  next_eval_time = None
+  if eval_every_seconds is not None:
+    next_eval, next_eval_time = None, (solve_seconds // eval_every_seconds + 1) * eval_every_seconds
+  next_save = (done // every + 1) * every if checkpointer is not None and every else None
+  last_save_time, saved_at = time.perf_counter(), done
+  per_iteration, evaluated = None, None
+  # A costly final policy (Deep CFR trains networks) must fit in the budget: keep room for it.
+  reserve = policy_seconds_once if solver.costly_policy else 0.0
+  policy_seconds = 0.0
+
+  def finished(done, spent):
+    if iterations is not None and done >= iterations:
+      return True
+    margin = 0.5 * per_iteration if per_iteration is not None else 0.0
+    return seconds is not None and spent >= seconds - margin
+
+  def produce_andevaluate_profile(state):
+    nonlocal solve_seconds, policy_seconds, reserve
+    start = time.perf_counter()
+    policy = jax.block_until_ready(make_policy(state, game))
+    elapsed = time.perf_counter() - start
+    solve_seconds += elapsed
+    policy_seconds += elapsed
+    if solver.costly_policy:
+      reserve = elapsed
+    return policy, jax.device_get(evaluate(policy, game))
+
+  def record(nash_conv):
+    curve.append(
+      {'iteration': done, 'seconds': solve_seconds, 'exploitability': float(nash_conv) / game.num_players}
+    )
+
+  try:
+    while not finished(done, solve_seconds + reserve):
+      limits = [t - done for t in (next_eval, iterations, next_save) if t is not None]
+      steps = min(limits) if limits else 1
+      if per_iteration is None:  # the first chunk measures the speed: one iteration
+        steps = 1
+      else:
+        room = [report_seconds]
+        if seconds is not None:
+          room.append(seconds - solve_seconds - reserve)
+        if next_eval_time is not None:
+          room.append(next_eval_time - solve_seconds)
+        steps = max(1, min(steps, int(min(room) / per_iteration)))
+      start = time.perf_counter()
+      state = jax.block_until_ready(run_chunk(state, game, jnp.asarray(steps, jnp.int32)))
+      elapsed = time.perf_counter() - start
+      solve_seconds += elapsed
+      done += steps
+      per_iteration = elapsed / steps
+      if next_eval_time is not None:
+        due_eval = solve_seconds >= next_eval_time - 0.5 * per_iteration
+      else:
+        due_eval = done >= next_eval
+      if due_eval or finished(done, solve_seconds + reserve):
+        policy, evaluated = produce_andevaluate_profile(state)  # the last one is the final result
+        record(evaluated[0])
+        if next_eval_time is not None:
+          next_eval_time = (solve_seconds // eval_every_seconds + 1) * eval_every_seconds
+        else:
+          while next_eval <= done:
+            next_eval = next(schedule)
+      if on_progress is not None:
+        on_progress(Progress(done, resumed_from or 0, iterations, solve_seconds, curve, state))
+      due_save = next_save is not None and done >= next_save
+      overdue = checkpoint_seconds is not None and time.perf_counter() - last_save_time >= checkpoint_seconds
+      if checkpointer is not None and (due_save or overdue):
+        save(state, done, solve_seconds, curve)
+        last_save_time, saved_at = time.perf_counter(), done
+        if every:
+          next_save = (done // every + 1) * every
+    if checkpointer is not None and (done > saved_at or not checkpointer.steps()):
+      save(state, done, solve_seconds, curve)
+  except KeyboardInterrupt:
+    if checkpointer is not None and done > saved_at:
+      save(state, done, solve_seconds, curve)
+      say(f'interrupted; checkpoint saved at iteration {done:,}')
+    raise
+  finally:
+    if checkpointer is not None:
+      checkpointer.close()
+
+  if evaluated is None:  # resumed at the total: nothing ran, evaluate what was restored
+    policy, evaluated = produce_andevaluate_profile(state)
+    if not curve or curve[-1]['iteration'] != done:
+      record(evaluated[0])
+  nash_conv, values = evaluated
+  return Result(
+    state=state,
+    policy=policy,
+    iterations=done,
+    seconds=solve_seconds,
+    jit_seconds=jit_seconds,
+    evaluation_seconds=evaluation_seconds,
+    policy_seconds=policy_seconds,
+    nash_conv=float(nash_conv),
+    exploitability=float(nash_conv) / game.num_players,
+    values=[float(v) for v in values],
+    curve=curve,
+    resumed_from=resumed_from,
+  )
+
+
+def jsonable(hyperparameters) -> dict:
+  """Hyper-parameters as JSON stores them (tuples as lists)."""
+  return {k: list(v) if isinstance(v, tuple) else v for k, v in dict(hyperparameters).items()}
+
+
+def _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at) -> None:
+  if iterations is None and seconds is None:
+    raise TrainingError('give a budget: iterations, seconds, or both')
+  if iterations is not None and (
+    isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1
+  ):
+    raise TrainingError(f'iterations must be a positive integer, got {iterations!r}')
+  if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
+    raise TrainingError(f'seconds must be a positive number, got {seconds!r}')
+  if sum(x is not None for x in (eval_every, eval_every_seconds, eval_at)) > 1:
+    raise TrainingError('give one of eval_every, eval_every_seconds and eval_at, not both')
+
+
+def _eval_schedule(every: int | None) -> Iterator[int]:
+  """Iteration counts at which to evaluate: multiples of `every`, or about ten
+  log-spaced points per decade (1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, ...)."""
+  k = every or 1
+  while True:
+    yield k
+    k = k + every if every else max(k + 1, int(round(k * 10**0.1)))
+
+
+def evaluate_profile(policy, game):
+  """`(NashConv, [P] values)` of `policy`; jit it."""
+  values = evaluation.expected_values(game, policy)
+  return (evaluation.best_response_values(game, policy) - values).sum(), values
+
+
+def median_seconds(function, *args) -> float:
+  """Median seconds of three calls of `function(*args)`."""
+  times = []
+  for _ in range(3):
+    start = time.perf_counter()
+    jax.block_until_ready(function(*args))
+    times.append(time.perf_counter() - start)
+  return statistics.median(times)
+
+
+def _version() -> str:
+  from jaxcfr import __version__  # noqa: PLC0415
+
+  return __version__
