@@ -1,13 +1,17 @@
 """`jaxcfr abstract`: build and save the hold'em card-abstraction tables.
 
-    jaxcfr abstract [--profile default|small] [--buckets 169,200,200,200] --out DIR
+    jaxcfr abstract [--profile default|small] [--buckets 169,200,200,200] --out DIR [--force]
                     [--seed S] [--bins N] [--turn-rivers N] [--flop-turns N]
                     [--kmeans-sample N] [--kmeans-iterations N] [--quiet]
 
+`--out` is checked before any building: it must not exist, or be an empty
+directory, or (with `--force`) hold tables written by this command and nothing
+else. Nothing else is ever removed or overwritten.
+
 Wiring (in jaxcfr/cli.py): `from abstractions import cli as abstract_cli`, then
 `abstract_cli.add_parser(commands)` on the subparsers and `abstract_cli.run(args)`
-for `args.command == 'abstract'`. Bad input raises `AbstractionError` (a
-ValueError) with one message.
+for `args.command == 'abstract'`. Bad input, a refused or unwritable `--out`
+included, raises `AbstractionError` (a ValueError) with one message.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import dataclasses
 import sys
 import time
 
-from abstractions.tables import PROFILES, AbstractionError, BuildSettings, build_tables, save
+from abstractions.tables import PROFILES, AbstractionError, BuildSettings, build_tables, check_output, save
+from jaxcfr.outputs import OutputError
 
 # Sampling that brings each profile within its time budget on a 2-core CPU: the default
 # is exact but for the k-means fit sample; the small profile (at most 120 s) samples 8 river
@@ -56,14 +61,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     '--profile', choices=sorted(PROFILES), default='default', help='bucket sizes and sampling'
   )
   parser.add_argument('--buckets', help='bucket sizes preflop,flop,turn,river (default: from the profile)')
-  parser.add_argument('--out', required=True, metavar='DIR', help='directory to write (replaced atomically)')
+  parser.add_argument('--out', required=True, metavar='DIR', help='directory to write (atomically)')
+  parser.add_argument(
+    '--force', action='store_true', help='replace tables an earlier `jaxcfr abstract` wrote at --out'
+  )
   parser.add_argument('--seed', type=int, default=0, help='seed of k-means++ and of the samples')
   parser.add_argument('--bins', type=int, help='equity histogram bins (default 50, small 25)')
   parser.add_argument('--turn-rivers', type=int, help='river cards sampled per turn board (48 = exact)')
   parser.add_argument('--flop-turns', type=int, help='turn cards sampled per flop board (49 = exact)')
   parser.add_argument('--kmeans-sample', type=int, help='classes drawn to fit each k-means')
   parser.add_argument('--kmeans-iterations', type=int, help='k-means iterations')
-  parser.add_argument('--quiet', action='store_true', help='no progress bars')
+  parser.add_argument('--quiet', action='store_true', help='no progress output')
   return parser
 
 
@@ -82,12 +90,19 @@ def settings_from_args(args: argparse.Namespace) -> BuildSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-  """Builds and saves the tables; returns the exit status (0)."""
+  """Checks --out, builds and saves the tables; returns the exit status (0)."""
   settings = settings_from_args(args)
+  try:
+    check_output(args.out, '--out', force=args.force)
+  except OutputError as error:
+    raise AbstractionError(str(error)) from None
   start = time.perf_counter()
   tables, metadata = build_tables(settings, quiet=args.quiet)
   metadata['profile'] = args.profile
-  fingerprint = save(tables, metadata, args.out)
+  try:
+    fingerprint = save(tables, metadata, args.out, force=args.force, what='--out')
+  except OutputError as error:
+    raise AbstractionError(str(error)) from None
   if not args.quiet:
     sizes = ','.join(str(b) for b in settings.buckets)
     print(

@@ -31,9 +31,8 @@ import itertools
 import json
 import math
 import os
-import shutil
+import re
 import sys
-import tempfile
 import time
 
 import jax
@@ -44,12 +43,17 @@ from abstractions import clustering
 from abstractions.evaluator import materialise
 from abstractions.features import HOLES, board_equities
 from abstractions.isomorphism import STREETS, HandIndexer, hand_indexer, preflop_class
+from jaxcfr import outputs
+from jaxcfr.progress import Progress
 
+FORMAT = 'jaxcfr-abstraction'  # metadata.json's "format": how a table directory is known as ours
 FORMAT_VERSION = 1
+_LEGACY_FORMAT = 1  # tables saved before the marker: "format": 1, with a fingerprint
 PROFILES = {'default': (169, 200, 200, 200), 'small': (8, 12, 12, 8)}
 EQUITY_STEPS = 1980  # river equities are (wins + ties / 2) / 990: multiples of 1 / 1980
 _TABLES_FILE = 'tables.npz'
 _METADATA_FILE = 'metadata.json'
+TABLE_FILES = (_TABLES_FILE, _METADATA_FILE)  # all that a table directory holds
 
 
 class AbstractionError(ValueError):
@@ -122,14 +126,12 @@ def board_classes(num_cards: int) -> tuple[np.ndarray, np.ndarray]:
   return boards[first], np.bincount(classes)
 
 
-def _batches(total: int, size: int, description: str, quiet: bool):
-  from tqdm import tqdm  # noqa: PLC0415
-
-  bar = tqdm(total=total, desc=description, unit='board', file=sys.stderr, disable=quiet, smoothing=0.1)
-  for start in range(0, total, size):
-    yield slice(start, min(start + size, total))
-    bar.update(min(size, total - start))
-  bar.close()
+def _batches(total: int, size: int, description: str, quiet: bool, unit: str = 'board'):
+  """Slices of `size` over `total` items, with progress by jaxcfr's one rule."""
+  with Progress(total=total, desc=description, unit=unit, quiet=quiet) as progress:
+    for start in range(0, total, size):
+      yield slice(start, min(start + size, total))
+      progress.update(min(size, total - start))
 
 
 def _padded(array: np.ndarray, part: slice, size: int) -> jax.Array:
@@ -244,7 +246,7 @@ def _kmeans_buckets(
   assign = jax.jit(lambda h: clustering.assign(clustering.cdf(h), centres)[0])
   buckets = np.empty(n, np.uint16)
   chunk = 1 << 16
-  for part in _batches(n, chunk, f'{name} assign', quiet):
+  for part in _batches(n, chunk, f'{name} assign', quiet, unit='class'):
     block = histograms[part]
     if len(block) < chunk:
       block = np.concatenate([block, np.ones((chunk - len(block), block.shape[1]), block.dtype)])
@@ -364,7 +366,8 @@ def build_tables(
     name: table.astype(np.uint8 if int(table.max()) < 256 else np.uint16) for name, table in tables.items()
   }
   metadata = {
-    'format': FORMAT_VERSION,
+    'format': FORMAT,
+    'format_version': FORMAT_VERSION,
     'version': _version(),
     'buckets': list(settings.buckets),
     'settings': dataclasses.asdict(settings),
@@ -399,32 +402,71 @@ def fingerprint(tables: dict[str, np.ndarray]) -> str:
   return digest.hexdigest()
 
 
-def save(tables: dict[str, np.ndarray], metadata: dict, out: str | os.PathLike) -> str:
-  """Writes tables.npz and metadata.json into directory `out` atomically; returns the fingerprint."""
+def save(
+  tables: dict[str, np.ndarray],
+  metadata: dict,
+  out: str | os.PathLike,
+  *,
+  force: bool = False,
+  what: str = 'tables directory',
+) -> str:
+  """Writes tables.npz and metadata.json into directory `out` atomically (a staging
+  directory beside it, then a rename); returns the fingerprint.
+
+  `out` must not exist, or be empty, or (with `force`) hold tables saved here and
+  nothing else; only those two files of the old tables are removed. Anything else
+  raises `jaxcfr.outputs.OutputError` and is left as it was, as does any failure
+  to write (`what` names `out` in the message, e.g. '--out').
+  """
   _check(tables, metadata['buckets'])
-  metadata = dict(metadata, fingerprint=fingerprint(tables))
-  out = os.path.abspath(out)
-  parent = os.path.dirname(out)
-  os.makedirs(parent, exist_ok=True)
-  staging = tempfile.mkdtemp(prefix='.abstraction-', dir=parent)
-  try:
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it private
+  metadata = {
+    'format': FORMAT,
+    'format_version': FORMAT_VERSION,
+    **{key: value for key, value in metadata.items() if key not in ('format', 'format_version')},
+    'fingerprint': fingerprint(tables),
+  }
+
+  def write(staging: str) -> None:
     np.savez(os.path.join(staging, _TABLES_FILE), **{street: tables[street] for street in STREETS})
     with open(os.path.join(staging, _METADATA_FILE), 'w') as f:
       json.dump(metadata, f, indent=1)
-    if os.path.exists(out):
-      old = tempfile.mkdtemp(prefix='.abstraction-old-', dir=parent)
-      os.replace(out, os.path.join(old, 'tables'))
-      os.replace(staging, out)
-      shutil.rmtree(old)
-    else:
-      os.replace(staging, out)
-  except BaseException:
-    shutil.rmtree(staging, ignore_errors=True)
-    raise
+
+  outputs.write_directory(
+    out, write, force=force, what=what, is_ours_dir=is_table_directory, files=TABLE_FILES
+  )
   return metadata['fingerprint']
+
+
+def check_output(out: str | os.PathLike, what: str = 'tables directory', *, force: bool = False) -> None:
+  """Refuses, before any building, an `out` that `save` would refuse (see `save`) or
+  could not write (`jaxcfr.outputs.OutputError` with one message)."""
+  outputs.check_directory(out, what, force=force, is_ours_dir=is_table_directory, files=TABLE_FILES)
+
+
+def is_table_directory(directory: str | os.PathLike) -> bool:
+  """Whether `directory`'s metadata.json says `save` wrote it: "format":
+  "jaxcfr-abstraction", or, for tables saved before that marker, "format": 1 with
+  four bucket sizes and a SHA-256 fingerprint (what `save` always wrote)."""
+  try:
+    with open(os.path.join(directory, _METADATA_FILE), encoding='utf-8') as f:
+      text = f.read(1 << 20)  # ours are a few kB; a large file is someone else's
+      metadata = json.loads(text) if len(text) < 1 << 20 else None
+  except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    return False
+  return isinstance(metadata, dict) and (
+    metadata.get('format') == FORMAT or (metadata.get('format') == _LEGACY_FORMAT and _legacy(metadata))
+  )
+
+
+def _legacy(metadata: dict) -> bool:
+  buckets, digest = metadata.get('buckets'), metadata.get('fingerprint')
+  return (
+    isinstance(buckets, list)
+    and len(buckets) == 4
+    and all(isinstance(b, int) for b in buckets)
+    and isinstance(digest, str)
+    and re.fullmatch('[0-9a-f]{64}', digest) is not None
+  )
 
 
 def _check(tables: dict[str, np.ndarray], buckets) -> None:
@@ -508,6 +550,9 @@ def load_metadata(directory: str | os.PathLike) -> dict:
     raise AbstractionError(f'no abstraction tables in {directory} (missing {_METADATA_FILE})') from None
   except (OSError, json.JSONDecodeError) as error:
     raise AbstractionError(f'cannot read {path}: {error}') from None
-  if not isinstance(metadata, dict) or metadata.get('format') != FORMAT_VERSION:
-    raise AbstractionError(f'{path}: not abstraction tables of format {FORMAT_VERSION}')
+  if not isinstance(metadata, dict) or not (
+    (metadata.get('format') == FORMAT and metadata.get('format_version') == FORMAT_VERSION)
+    or metadata.get('format') == _LEGACY_FORMAT
+  ):
+    raise AbstractionError(f'{path}: not abstraction tables of format {FORMAT} {FORMAT_VERSION}')
   return metadata

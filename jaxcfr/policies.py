@@ -2,8 +2,9 @@
 
 The JSON format, readable by OpenSpiel users without jaxcfr:
 
-    {"policy": {"<information state>": [[action_id, probability], ...], ...},
-     "game": "leduc", "algorithm": "dcfr", "iterations": 1000, "version": "0.1.0", ...}
+    {"format": "jaxcfr-policy", "format_version": 1,
+     "game": "leduc", "algorithm": "dcfr", "iterations": 1000, "version": "0.1.0", ...,
+     "policy": {"<information state>": [[action_id, probability], ...], ...}}
 
 Only legal actions are listed. For native games the information-state
 strings are OpenSpiel's for the games they mirror, so a file written for
@@ -11,7 +12,10 @@ strings are OpenSpiel's for the games they mirror, so a file written for
 
 For large games (blueprints) `.npz` is the compact form: the `[I, A]`
 probabilities and legal mask, the keys as UTF-8 bytes with offsets, and the
-same metadata as JSON. `load_policy` reads either into a `Blueprint`.
+same metadata as JSON (in the `metadata` entry). `load_policy` reads either
+into a `Blueprint`. The `"format": "jaxcfr-policy"` marker (the first key of the
+JSON, and of the `.npz` metadata) is how `jaxcfr.outputs.is_ours` knows a policy
+file may be replaced (`save(..., force=True)`); files without it never are.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 
 import numpy as np
 
+from jaxcfr import outputs
 from jaxcfr.compiler import CompiledGame
 from jaxcfr.games.base import GameError
 
@@ -157,33 +161,41 @@ class Blueprint:
     return policy[:, : legal.shape[1]]
 
 
-def save_json(path: str, compiled: CompiledGame, policy, **metadata) -> None:
+def _header(metadata: dict) -> dict:
+  """The format marker first (what `outputs.is_ours` recognises), then `metadata`."""
+  header = {'format': 'jaxcfr-policy', 'format_version': FORMAT_VERSION}
+  header.update((key, value) for key, value in metadata.items() if key not in header)
+  return header
+
+
+def save_json(path: str, compiled: CompiledGame, policy, *, force: bool = False, **metadata) -> None:
   """Writes `policy` and `metadata` (e.g. `game=`, `algorithm=`, `iterations=`)
-  as JSON, atomically (a temporary file in the same directory, renamed over
-  `path`)."""
-  payload = {'format': 'jaxcfr-policy', 'format_version': FORMAT_VERSION, **metadata}
+  as JSON, atomically with `outputs.write_file`: an existing file is replaced only
+  with `force` and only if jaxcfr wrote it; `outputs.OutputError` otherwise."""
+  payload = _header(metadata)
   pairs = to_dict(compiled, policy)
   payload['policy'] = {key: [list(pair) for pair in actions] for key, actions in pairs.items()}
   text = json.dumps(payload)
-  write_atomic(path, lambda file: file.write(text.encode()))
+  outputs.write_file(path, lambda file: file.write(text.encode()), force=force, what='policy')
 
 
-def load_json(path: str) -> tuple[dict, dict]:
-  """`(mapping, metadata)` from a policy JSON file; `GameError` if unreadable."""
+def load_json(path: str, *, invalid: str = 'is not valid JSON') -> tuple[dict, dict]:
+  """`(mapping, metadata)` from a policy JSON file; `GameError` if unreadable
+  (`invalid` says what a file that does not parse is)."""
   try:
     with open(path, encoding='utf-8') as file:
       payload = json.load(file)
   except OSError as error:
     raise GameError(f'cannot read policy {path!r}: {error.strerror}') from None
   except (json.JSONDecodeError, UnicodeDecodeError) as error:
-    raise GameError(f'policy {path!r} is not valid JSON: {error}') from None
+    raise GameError(f'policy {path!r} {invalid}: {error}') from None
   if not isinstance(payload, dict) or not isinstance(payload.get('policy'), dict):
     raise GameError(f'policy {path!r} has no "policy" object mapping information states to actions')
   mapping = payload.pop('policy')
   return mapping, payload
 
 
-def save_npz(path: str, compiled: CompiledGame, policy, **metadata) -> None:
+def save_npz(path: str, compiled: CompiledGame, policy, *, force: bool = False, **metadata) -> None:
   """Writes `policy` compactly (for large games): a compressed NumPy archive with
   the `[I, A]` probabilities in their own dtype, the legal mask, the
   information-state keys as UTF-8 bytes with offsets, and `metadata` as JSON.
@@ -193,7 +205,7 @@ def save_npz(path: str, compiled: CompiledGame, policy, **metadata) -> None:
     raise ValueError(f'policy has shape {values.shape}; this game needs {compiled.legal_mask.shape}')
   encoded = [key.encode() for key in compiled.infoset_keys]
   offsets = np.cumsum([0] + [len(key) for key in encoded], dtype=np.int64)
-  header = {'format': 'jaxcfr-policy', 'format_version': FORMAT_VERSION, **metadata}
+  header = _header(metadata)
   arrays = {
     'probabilities': np.where(np.asarray(compiled.legal_mask), values, 0),
     'legal_mask': np.asarray(compiled.legal_mask),
@@ -201,27 +213,32 @@ def save_npz(path: str, compiled: CompiledGame, policy, **metadata) -> None:
     'key_offsets': offsets,
     'metadata': np.frombuffer(json.dumps(header).encode(), np.uint8),
   }
-  write_atomic(path, lambda file: np.savez_compressed(file, **arrays))
+  outputs.write_file(path, lambda file: np.savez_compressed(file, **arrays), force=force, what='policy')
 
 
-def save(path: str, compiled: CompiledGame, policy, **metadata) -> None:
+def save(path: str, compiled: CompiledGame, policy, *, force: bool = False, **metadata) -> None:
   """`save_npz` for paths ending in `.npz`, else `save_json`."""
   writer = save_npz if path.lower().endswith('.npz') else save_json
-  writer(path, compiled, policy, **metadata)
+  writer(path, compiled, policy, force=force, **metadata)
 
 
 def load_policy(path: str) -> Blueprint:
   """Reads a policy written by `jaxcfr solve --policy-out` (JSON or `.npz`),
   or any JSON file of the `to_dict` shape; `GameError` with one clear message
-  if it is missing, unreadable or malformed."""
+  if it is missing, unreadable or malformed. The format is told by the content
+  (a zip archive is `.npz`), then by the extension."""
   try:
     with open(path, 'rb') as file:
-      magic = file.read(4)
+      head = file.read(4)
   except OSError as error:
     raise GameError(f'cannot read policy {path!r}: {error.strerror}') from None
-  if magic.startswith(b'PK'):
+  if head.startswith(b'PK'):  # a zip archive, whatever its name
     return _load_npz(path)
-  mapping, metadata = load_json(path)
+  extension = os.path.splitext(path)[1].lower()
+  if extension == '.npz':
+    raise GameError(f'policy {path!r} is not a .npz archive (it is not a zip file); is it a jaxcfr policy?')
+  invalid = 'is not valid JSON' if extension == '.json' else 'is not a .npz archive and not valid JSON'
+  mapping, metadata = load_json(path, invalid=invalid)
   return Blueprint.from_mapping(mapping, metadata)
 
 
@@ -248,18 +265,6 @@ def _load_npz(path: str) -> Blueprint:
 
 
 def write_atomic(path: str, write) -> None:
-  """Writes through a temporary file in the same directory, then renames it
-  over `path`, so a crash never leaves a half-written file."""
-  directory = os.path.dirname(os.path.abspath(path))
-  handle, temporary = tempfile.mkstemp(dir=directory, prefix='.jaxcfr-', suffix=os.path.splitext(path)[1])
-  try:
-    with os.fdopen(handle, 'wb') as file:
-      write(file)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would surprise; use the usual mode
-    os.replace(temporary, path)
-  except BaseException:
-    if os.path.exists(temporary):
-      os.unlink(temporary)
-    raise
+  """Transitional name for `outputs.write_file(path, write, force=True)`, which jaxcfr/cli.py's
+  JSON and plot writers still call; remove it once they use `outputs` directly."""
+  outputs.write_file(path, write, force=True)

@@ -1,5 +1,6 @@
 """Card-abstraction tables: feature batches against direct computation, saving
-and loading with their metadata, jitted lookups, clear errors, and the CLI."""
+and loading with their metadata, jitted lookups, clear errors, and the CLI (which
+never deletes or overwrites what it did not write)."""
 
 import argparse
 import json
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import abstractions
+import jaxcfr.cli
 from abstractions import cli, tables
 from abstractions.features import HOLES
 
@@ -38,7 +40,9 @@ def synthetic(tmp_path_factory):
 def test_save_and_load_round_trip(synthetic):
   out, data, fingerprint = synthetic
   assert sorted(os.listdir(out)) == ['metadata.json', 'tables.npz']
-  assert not [p for p in os.listdir(out.parent) if p.startswith('.abstraction')]  # no staging left behind
+  assert os.listdir(out.parent) == ['tables']  # no staging left behind
+  assert abstractions.is_table_directory(out)
+  assert abstractions.load_metadata(out)['format'] == 'jaxcfr-abstraction'
   loaded = abstractions.load(out)
   assert loaded.buckets == (169, 7, 11, 13) and loaded.fingerprint == fingerprint
   for street in abstractions.STREETS:
@@ -214,6 +218,128 @@ def test_cli_arguments():
   for bad in ['1,2,3', 'a,b,c,d', '169,0,1,1', '170,1,1,1']:
     with pytest.raises(abstractions.AbstractionError):
       cli.run(cli_args('--out', 'x', '--buckets', bad, '--quiet'))
+
+
+# `jaxcfr abstract --out`: tiny stand-in tables (the shape check is lifted), so no test builds or
+# writes the real 123M-class tables.
+
+
+@pytest.fixture
+def fake_build(monkeypatch):
+  """`cli.build_tables` returns tiny tables whose values follow the seed; returns the call count."""
+  calls = []
+
+  def build(settings, quiet=False):
+    calls.append(settings)
+    data = {s: np.full(3, settings.seed % 2, np.uint8) for s in abstractions.STREETS}
+    return data, {'format': 'ignored', 'buckets': list(settings.buckets), 'settings': {'seed': settings.seed}}
+
+  monkeypatch.setattr(cli, 'build_tables', build)
+  monkeypatch.setattr(tables, '_check', lambda data, buckets: None)
+  return calls
+
+
+def snapshot(path):
+  """Every file under `path` (or the file itself) with its bytes."""
+  if path.is_file():
+    return {'': path.read_bytes()}
+  return {str(p.relative_to(path)): p.read_bytes() if p.is_file() else None for p in sorted(path.rglob('*'))}
+
+
+def test_abstract_refuses_paths_it_did_not_write(tmp_path, monkeypatch, fake_build):
+  (tmp_path / 'results.csv').write_text('a,b\n1,2\n')
+  (tmp_path / 'notes').mkdir()
+  (tmp_path / 'notes' / 'notes.txt').write_text('my notes')
+  (tmp_path / 'other').mkdir()
+  (tmp_path / 'other' / 'metadata.json').write_text('{"format": 1}')  # no fingerprint: not ours
+  before = snapshot(tmp_path)
+  monkeypatch.chdir(tmp_path)
+  for out, message in [
+    ('results.csv', 'is not a directory written by jaxcfr; choose another path'),
+    ('notes', 'is not a directory written by jaxcfr; choose another path'),
+    ('other', 'is not a directory written by jaxcfr'),
+    ('.', 'is not a directory written by jaxcfr'),
+    ('missing/tables', "directory '.*missing' does not exist"),
+  ]:
+    for force in ([], ['--force']):
+      with pytest.raises(abstractions.AbstractionError, match=f'--out: .*{message}'):
+        cli.run(cli_args('--out', out, '--quiet', *force))
+  assert not fake_build and snapshot(tmp_path) == before
+
+
+def test_abstract_replaces_its_own_tables_only_with_force(tmp_path, fake_build):
+  out = tmp_path / 'tables'
+  assert cli.run(cli_args('--out', str(out), '--quiet', '--seed', '1')) == 0
+  assert abstractions.is_table_directory(out) and sorted(os.listdir(out)) == list(sorted(tables.TABLE_FILES))
+  first = snapshot(out)
+  with pytest.raises(abstractions.AbstractionError, match='exists; pass --force to replace it'):
+    cli.run(cli_args('--out', str(out), '--quiet', '--seed', '2'))
+  assert len(fake_build) == 1 and snapshot(out) == first
+  assert cli.run(cli_args('--out', str(out), '--quiet', '--seed', '2', '--force')) == 0
+  assert abstractions.load_metadata(out)['settings'] == {'seed': 2}
+  assert abstractions.load_metadata(out)['format'] == 'jaxcfr-abstraction'  # whatever the builder said
+  assert os.listdir(tmp_path) == ['tables']
+  # Our tables with a user's file beside them: refused even with --force, nothing removed.
+  (out / 'notes.txt').write_text('mine')
+  second = snapshot(out)
+  with pytest.raises(
+    abstractions.AbstractionError, match=r'also holds files jaxcfr did not write \(notes.txt\)'
+  ):
+    cli.run(cli_args('--out', str(out), '--quiet', '--force'))
+  assert len(fake_build) == 2 and snapshot(out) == second
+
+
+def test_abstract_replaces_tables_saved_before_the_marker(tmp_path, fake_build):
+  """Older tables ("format": 1, four bucket sizes, a SHA-256 fingerprint) are ours too."""
+  out = tmp_path / 'old'
+  out.mkdir()
+  legacy = {'format': 1, 'buckets': [169, 7, 11, 13], 'fingerprint': 'ab' * 32}
+  (out / 'metadata.json').write_text(json.dumps(legacy))
+  (out / 'tables.npz').write_bytes(b'old tables')
+  assert abstractions.is_table_directory(out)
+  with pytest.raises(abstractions.AbstractionError, match='pass --force'):
+    cli.run(cli_args('--out', str(out), '--quiet'))
+  assert cli.run(cli_args('--out', str(out), '--quiet', '--force')) == 0
+  assert abstractions.load_metadata(out)['format'] == 'jaxcfr-abstraction'
+  (tmp_path / 'empty').mkdir()  # an empty directory holds nothing to lose
+  assert cli.run(cli_args('--out', str(tmp_path / 'empty'), '--quiet')) == 0
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self'), reason='needs /proc')
+def test_abstract_refuses_an_unwritable_out_before_any_work(fake_build, capsys):
+  # Root passes os.access on /proc; creating anything there fails.
+  with pytest.raises(abstractions.AbstractionError, match="--out: cannot write '/proc/abs'"):
+    cli.run(cli_args('--out', '/proc/abs', '--quiet'))
+  assert jaxcfr.cli.main(['abstract', '--out', '/proc/abs', '--quiet']) == 2
+  error = capsys.readouterr().err
+  assert error.startswith('jaxcfr: error: --out:') and 'Traceback' not in error
+  assert not fake_build
+
+
+def test_failed_save_leaves_nothing_behind(tmp_path, fake_build, monkeypatch):
+  out = tmp_path / 'tables'
+  assert cli.run(cli_args('--out', str(out), '--quiet')) == 0
+  before = snapshot(out)
+
+  def full_disk(*args, **kwargs):
+    raise OSError(28, 'No space left on device')
+
+  monkeypatch.setattr(tables.np, 'savez', full_disk)
+  with pytest.raises(
+    abstractions.AbstractionError, match=r'--out: cannot write .*\(No space left on device\)'
+  ):
+    cli.run(cli_args('--out', str(out), '--quiet', '--force'))
+  assert snapshot(out) == before and os.listdir(tmp_path) == ['tables']
+
+
+def test_build_progress_in_a_log_is_a_few_lines(capsys):
+  for _ in tables._batches(100_000, 10, 'river equity', quiet=False):
+    pass
+  lines = capsys.readouterr().err.splitlines()
+  assert len(lines) <= 11 and lines[-1].startswith('river equity: 100,000 board done in ')
+  for _ in tables._batches(100_000, 10, 'river equity', quiet=True):
+    pass
+  assert capsys.readouterr().err == ''
 
 
 @pytest.mark.slow
