@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+import time
 
 from jaxcfr import algorithms, outputs
 
@@ -347,7 +348,7 @@ def _solve(args) -> int:
     solver = algorithm.make(devices=args.devices, **given)
     game_spec = jaxcfr.load_game(args.game)
     game, compile_seconds = _compile(args, game_spec, log)
-    bar = _ProgressBar(args, solver, game)
+    bar = _ProgressBar(args)
     result = training.train(
       game,
       solver,
@@ -511,20 +512,22 @@ def _compile(args, game_spec, log):
 
   from jaxcfr import compiler, progress  # noqa: PLC0415
 
-  bar = progress.Progress(desc='compiling', unit='history', quiet=args.quiet)
-  seen = [0]
+  start, bars = time.perf_counter(), []
 
-  def report(depth: int, histories: int) -> None:
-    bar.update(histories - seen[0])
-    bar.set_postfix_str(f'depth {depth + 1}')
-    seen[0] = histories
+  def report(depth: int, histories: int) -> None:  # shown once compiling takes more than a second
+    if not bars and time.perf_counter() - start > 1.0:
+      bars.append(progress.Progress(desc='compiling', unit='histories', quiet=args.quiet))
+    if bars:
+      bars[0].update(histories - bars[0].count)
+      bars[0].set_postfix_str(f'depth {depth + 1}')
 
   try:
     game, compile_seconds = compiler.timed_compile(
       game_spec, dtype=jnp.dtype(args.dtype), max_histories=args.max_histories, progress=report
     )
   finally:
-    bar.close()
+    for bar in bars:
+      bar.close()
   print(
     f'{game.name}: {game.num_histories:,} histories, {game.num_infosets:,} infosets, '
     f'{game.num_players} players; compiled in {compile_seconds:.2f} s',
@@ -576,16 +579,17 @@ def _evaluate_command(args) -> int:
 class _ProgressBar:
   """The solve's progress (one rule for every command: see `jaxcfr.progress`)."""
 
-  def __init__(self, args, solver, game):
-    from jaxcfr import progress  # noqa: PLC0415
-
-    self._bar = progress.Progress(total=args.iterations, desc=args.algorithm, unit='it', quiet=args.quiet)
+  def __init__(self, args):
+    self._args = args
     self._deep = algorithms.REGISTRY[args.algorithm].family == algorithms.DEEP
-    self._done = None
+    self._bar = None
 
   def update(self, report) -> None:
-    if self._done is None:  # a resumed run starts where its checkpoint was
-      self._done = report.start
+    from jaxcfr import progress  # noqa: PLC0415
+
+    if self._bar is None:  # a resumed run starts where its checkpoint was
+      args = self._args
+      self._bar = progress.Progress(args.iterations, args.algorithm, 'it', args.quiet, initial=report.start)
     parts = []
     if self._deep:
       import jax  # noqa: PLC0415
@@ -601,11 +605,11 @@ class _ProgressBar:
     if report.curve:
       parts.append(f'exploitability {report.curve[-1]["exploitability"]:.3g}')
     self._bar.set_postfix_str(' '.join(parts))
-    self._bar.update(report.iteration - self._done)
-    self._done = report.iteration
+    self._bar.update(report.iteration - self._bar.count)
 
   def close(self) -> None:
-    self._bar.close()
+    if self._bar is not None:
+      self._bar.close()
 
 
 def _plot(path: str, result: dict, force: bool = False) -> None:

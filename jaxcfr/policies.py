@@ -263,8 +263,3 @@ def _load_npz(path: str) -> Blueprint:
   blueprint.check()
   return blueprint
 
-
-def write_atomic(path: str, write) -> None:
-  """Transitional name for `outputs.write_file(path, write, force=True)`, which jaxcfr/cli.py's
-  JSON and plot writers still call; remove it once they use `outputs` directly."""
-  outputs.write_file(path, write, force=True)
