@@ -14,14 +14,23 @@ complete, so a kill during a save leaves the earlier steps intact. Restoring
 checks the identity against the current run and the checksum against the
 restored arrays; any mismatch or corruption raises `CheckpointError` with one
 message, and a failed restore never writes to the directory.
+
+A directory that holds anything else (a user's files) is refused before any
+work, so orbax's keep-last-K and its cleanup of unfinished saves only ever
+delete steps saved here. orbax's log lines stay off stderr unless
+`set_verbose(True)`.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import re
+import shutil
+import tempfile
 from typing import Any
 
 import jax
@@ -97,18 +106,107 @@ def _host_sharding():
   return jax.sharding.SingleDeviceSharding(jax.devices('cpu')[0])
 
 
-def _quiet_orbax() -> None:
-  from absl import logging as absl_logging  # noqa: PLC0415
+_verbose = False
 
-  absl_logging.set_verbosity(absl_logging.ERROR)
-  logging.getLogger('absl').setLevel(logging.ERROR)
+
+def set_verbose(verbose: bool) -> None:
+  """Whether orbax's own log lines reach stderr and checkpoint errors quote the
+  storage library's message. Off by default: orbax logs as errors things it
+  recovers from (an emptied `_CHECKPOINT_METADATA`), and every failure it raises
+  becomes one `CheckpointError` message here anyway."""
+  global _verbose
+  _verbose = bool(verbose)
+
+
+class _OrbaxLogFilter(logging.Filter):
+  """Drops the records orbax logs through absl's logger unless verbose; other
+  users of that logger in the process keep theirs."""
+
+  def __init__(self, package: str):
+    super().__init__()
+    self.package = package + os.sep
+
+  def filter(self, record: logging.LogRecord) -> bool:
+    return _verbose or not record.pathname.startswith(self.package)
+
+
+def _orbax():
+  """`orbax.checkpoint`, its log filter installed (once)."""
+  import orbax.checkpoint as ocp  # noqa: PLC0415
+
+  logger = logging.getLogger('absl')
+  if not any(isinstance(f, _OrbaxLogFilter) for f in logger.filters):
+    logger.addFilter(_OrbaxLogFilter(os.path.dirname(os.path.dirname(ocp.__file__))))
+  return ocp
+
+
+# What a checkpoint directory may hold: the steps orbax wrote for us, each
+# `DIR/<step>/{state,metadata,_CHECKPOINT_METADATA,commit_success.txt}`; saves a
+# kill left unfinished, `DIR/<step>.orbax-checkpoint-tmp*/` (orbax removes them
+# when it next writes) or emptied while orbax deleted them; and the probes of
+# `check_writable`. Anything else is the user's: the directory is refused, so
+# orbax never deletes it.
+_STEP_ENTRIES = frozenset({'_CHECKPOINT_METADATA', 'commit_success.txt', 'metadata', 'state'})
+_ITEMS = frozenset({'metadata', 'state'})
+_TMP = '.orbax-checkpoint-tmp'
+_PROBE = '.jaxcfr-probe-'
+
+
+def _is_temporary(name: str, bases) -> bool:
+  """`<base>.orbax-checkpoint-tmp...` for a base that `bases` accepts."""
+  base, dot, rest = name.partition('.')
+  return bases(base) and (dot + rest).startswith(_TMP)
+
+
+def _kind(entry: os.DirEntry) -> str | None:
+  """'step' for a finished step we wrote; 'ours' for an unfinished save, a step
+  orbax was deleting, or a probe; None for anything else."""
+  if entry.name.startswith(_PROBE):
+    return 'ours'
+  finished = entry.name.isdigit()
+  if not (finished or _is_temporary(entry.name, str.isdigit)) or not entry.is_dir(follow_symlinks=False):
+    return None
+  try:
+    names = os.listdir(entry.path)
+  except OSError:
+    return None
+  if finished and not names:  # a kill while orbax deleted an old step; nothing to lose
+    return 'ours'
+  if all(name in _STEP_ENTRIES or _is_temporary(name, _ITEMS.__contains__) for name in names):
+    return 'step' if finished else 'ours'
+  return None
+
+
+def _os_error(error: Exception) -> tuple[int, str] | None:
+  """`(errno, text)` of the operating-system failure behind an orbax or
+  tensorstore error (tensorstore writes it as `[os_error_code='28']`), if any."""
+  if isinstance(error, OSError) and error.errno:
+    return error.errno, error.strerror or os.strerror(error.errno)
+  match = re.search(r"os_error_code='?(\d+)", str(error))
+  if match:
+    code = int(match.group(1))
+    return code, os.strerror(code)
+  return None
+
+
+def _detail(error: Exception | None, detail: str) -> str:
+  """` (detail)`, with the underlying message appended when verbose."""
+  if _verbose and error is not None:
+    detail = f'{detail}; {_first_line(error)}' if detail else _first_line(error)
+  return f' ({detail})' if detail else ''
+
+
+class _Unreadable(CheckpointError):
+  """A step whose files cannot be read back: corrupt, truncated or not permitted."""
 
 
 class Checkpointer:
   """Saves and restores one run's solver states in `directory` (keeping the last `keep`).
 
-  Nothing is created or written until the first `save`, so opening a
-  directory only to inspect or restore it leaves it untouched.
+  The directory must be new, empty or hold only checkpoints: `check_writable`
+  refuses one with other files, and nothing but the steps saved here is ever
+  deleted. Only `check_writable` (a probe it removes) and `save` write, so
+  opening a directory only to inspect or restore it leaves it untouched.
   """
 
   def __init__(self, directory: str, keep: int = 3):
@@ -124,31 +222,65 @@ class Checkpointer:
       raise CheckpointError(f'checkpoint directory {directory!r}: {parent!r} does not exist')
 
   def check_writable(self) -> None:
+    """Refuses a directory that holds anything but our checkpoints, or that cannot
+    be written: tried by creating and removing a probe (in the parent while the
+    directory does not exist yet), since permission bits do not tell (root, /proc,
+    read-only mounts). Call it before any work; `save` calls it too."""
+    others = self._scan()[1]
+    if others:
+      shown = ', '.join(others[:3]) + (f' and {len(others) - 3} more' if len(others) > 3 else '')
+      raise CheckpointError(
+        f'checkpoint directory {self.directory!r} holds other files ({shown}); '
+        'choose a new or empty directory'
+      )
     target = self.directory if os.path.isdir(self.directory) else os.path.dirname(self.directory)
-    if not os.access(target, os.W_OK | os.X_OK):
-      raise CheckpointError(f'checkpoint directory {target!r} is not writable')
+    probe = None
+    try:
+      probe = tempfile.mkdtemp(prefix=_PROBE, dir=target)
+      with open(os.path.join(probe, 'probe'), 'wb') as file:
+        file.write(b'\0')
+    except OSError as error:
+      raise CheckpointError(
+        f'checkpoint directory {self.directory!r} is not writable: '
+        f'cannot create files in {target!r} ({error.strerror or error})'
+      ) from None
+    finally:
+      if probe is not None:
+        shutil.rmtree(probe, ignore_errors=True)
 
   def steps(self) -> list[int]:
-    """Completed steps (iterations), oldest first; unfinished saves are ignored."""
+    """Completed steps (iterations), oldest first; unfinished saves and other files are ignored."""
+    return self._scan()[0]
+
+  def _scan(self) -> tuple[list[int], list[str]]:
+    """`(steps, others)`: our finished steps, oldest first, and the names of the
+    entries that are not ours (directories with a trailing '/')."""
     if not os.path.isdir(self.directory):
-      return []
+      return [], []
     try:
-      names = os.listdir(self.directory)
+      with os.scandir(self.directory) as iterator:
+        entries = list(iterator)
     except OSError as error:
       raise CheckpointError(
         f'cannot read checkpoint directory {self.directory!r}: {error.strerror}'
       ) from None
-    return sorted(int(name) for name in names if name.isdigit() and os.path.isdir(self._path(int(name))))
+    steps, others = [], []
+    for entry in entries:
+      kind = _kind(entry)
+      if kind == 'step':
+        steps.append(int(entry.name))
+      elif kind is None:
+        others.append(entry.name + ('/' if entry.is_dir(follow_symlinks=False) else ''))
+    return sorted(steps), sorted(others)
 
   def _path(self, step: int) -> str:
     return os.path.join(self.directory, str(step))
 
   def _manager(self, read_only: bool):
-    import orbax.checkpoint as ocp  # noqa: PLC0415
-
-    _quiet_orbax()
+    ocp = _orbax()
     options = ocp.CheckpointManagerOptions(
-      max_to_keep=self.keep,
+      max_to_keep=None if read_only else self.keep,
+      save_interval_steps=0 if read_only else 1,
       create=not read_only,
       read_only=read_only,
       enable_async_checkpointing=False,
@@ -156,17 +288,23 @@ class Checkpointer:
     )
     return ocp.CheckpointManager(self.directory, options=options)
 
-  def read_metadata(self, step: int) -> dict:
-    import orbax.checkpoint as ocp  # noqa: PLC0415
+  def _unreadable(self, step: int, error: Exception | None, detail: str) -> _Unreadable:
+    """The error for `step` when its files cannot be read back; says 'corrupt or
+    truncated' unless the system refused the read (permissions, I/O errors)."""
+    os_error = _os_error(error) if error is not None else None
+    if os_error is not None and os_error[0] != errno.ENOENT:
+      return _Unreadable(f'checkpoint {self._path(step)!r} cannot be read ({os_error[1]})')
+    return _Unreadable(f'checkpoint {self._path(step)!r} is corrupt or truncated{_detail(error, detail)}')
 
-    where = f'checkpoint {self._path(step)!r}'
+  def read_metadata(self, step: int, manager=None) -> dict:
+    """The metadata of `step` (see the module docstring)."""
+    ocp = _orbax()
     try:
-      restored = self._manager(read_only=True).restore(
-        step, args=ocp.args.Composite(metadata=ocp.args.JsonRestore())
-      )
-      metadata = restored.metadata
+      manager = manager or self._manager(read_only=True)
+      metadata = manager.restore(step, args=ocp.args.Composite(metadata=ocp.args.JsonRestore())).metadata
     except Exception as error:  # orbax raises many kinds; all mean the same to the user
-      raise CheckpointError(f'{where} is unreadable or corrupt ({_first_line(error)})') from None
+      raise self._unreadable(step, error, 'its metadata cannot be read') from None
+    where = f'checkpoint {self._path(step)!r}'
     if not isinstance(metadata, dict) or metadata.get('format') != FORMAT:
       raise CheckpointError(f'{where} is not a jaxcfr checkpoint')
     if metadata.get('format_version') != FORMAT_VERSION:
@@ -179,22 +317,49 @@ class Checkpointer:
     """`(state, metadata)` of the newest step, after checking that it was made
     by a run with the same `identity` and that its arrays are intact.
 
-    `like` is a state of the right structure (e.g. `solver.init(game)`).
+    `like` is a state of the right structure (e.g. `solver.init(game)`). When the
+    newest step is corrupt, the error names the newest older step that reads
+    back intact (or says that none does); nothing is moved or deleted.
     """
-    import orbax.checkpoint as ocp  # noqa: PLC0415
-
     steps = self.steps()
     if not steps:
       raise CheckpointError(f'no checkpoint in {self.directory!r}')
-    step = steps[-1]
-    where = f'checkpoint {self._path(step)!r}'
-    hint = ''
-    if len(steps) > 1:
-      hint = f'; the previous step is {steps[-2]}: move {self._path(step)!r} aside to resume from it'
     try:
-      metadata = self.read_metadata(step)
-    except CheckpointError as error:
-      raise CheckpointError(f'{error}{hint}') from None
+      return self._restore(steps[-1], like, identity)
+    except _Unreadable as error:
+      failures = [str(error)]
+    for step in reversed(steps[:-1]):
+      try:
+        self._restore(step, like, identity)
+      except CheckpointError as error:
+        failures.append(str(error))
+        continue
+      aside = ' and '.join(repr(self._path(s)) for s in reversed(steps) if s > step)
+      also = ''
+      if len(failures) > 1:
+        also = '; ' + '; '.join(f.removeprefix('checkpoint ') for f in failures[1:])
+      raise CheckpointError(
+        f'{failures[0]}{also}; step {step} reads back intact: move {aside} aside to resume from it'
+      ) from None
+    if len(steps) == 1:
+      raise CheckpointError(
+        f'{failures[0]}, and it is the only checkpoint in {self.directory!r}; '
+        'choose another directory to start afresh'
+      ) from None
+    listed = '; '.join(f.removeprefix('checkpoint ') for f in failures)
+    raise CheckpointError(
+      f'none of the {len(steps)} kept checkpoints in {self.directory!r} can be read: {listed}; '
+      'choose another directory to start afresh'
+    ) from None
+
+  def _restore(self, step: int, like: Any, identity: dict) -> tuple[Any, dict]:
+    ocp = _orbax()
+    where = f'checkpoint {self._path(step)!r}'
+    try:
+      manager = self._manager(read_only=True)
+    except Exception as error:
+      raise self._unreadable(step, error, '') from None
+    metadata = self.read_metadata(step, manager)
     differences = [
       f'{name} {metadata["identity"].get(name)!r} (this run: {value!r})'
       for name, value in identity.items()
@@ -209,7 +374,6 @@ class Checkpointer:
         f'expected {len(expected)} arrays {[tuple(x) for x in expected][:3]}...'
       )
     template = to_saveable(like)
-    manager = self._manager(read_only=True)
     saved = {}
     # One array per call: when one read fails, no other read is left in flight (orbax
     # would close its event loop under them, and tensorstore would print a traceback each).
@@ -219,20 +383,18 @@ class Checkpointer:
       try:
         restored = manager.restore(step, args=ocp.args.Composite(state=args)).state[name]
       except Exception as error:
-        raise CheckpointError(f'{where} is unreadable or corrupt ({_first_line(error)}){hint}') from None
+        raise self._unreadable(step, error, f'array {name} cannot be read') from None
       if restored.shape != array.shape:
-        raise CheckpointError(
-          f'{where} is corrupt: array {name} has shape {restored.shape}, not {array.shape}{hint}'
-        )
+        raise self._unreadable(step, None, f'array {name} has shape {restored.shape}, not {array.shape}')
       saved[name] = np.asarray(restored)
     if state_digest(saved) != metadata.get('state_sha256'):
-      raise CheckpointError(f'{where} is corrupt: its arrays do not match their recorded checksum{hint}')
+      raise self._unreadable(step, None, 'its arrays do not match their recorded checksum')
     return from_saveable(saved, like), metadata
 
   def save(self, step: int, state: Any, identity: dict, progress: dict, version: str) -> None:
-    """Saves `state` as `step`, atomically; drops the oldest beyond `keep`."""
-    import orbax.checkpoint as ocp  # noqa: PLC0415
-
+    """Saves `state` as `step`, atomically; drops the oldest of our steps beyond
+    `keep`. Any failure to write raises `CheckpointError` (what and where)."""
+    ocp = _orbax()
     saveable = to_saveable(state)
     metadata = {
       'format': FORMAT,
@@ -245,16 +407,28 @@ class Checkpointer:
     }
     if self._writer is None:
       self.check_writable()
-      self._writer = self._manager(read_only=False)
     try:
+      if self._writer is None:
+        self._writer = self._manager(read_only=False)
       self._writer.save(
         step,
         args=ocp.args.Composite(state=ocp.args.PyTreeSave(saveable), metadata=ocp.args.JsonSave(metadata)),
         force=True,
       )
       self._writer.wait_until_finished()
-    except OSError as error:
-      raise CheckpointError(f'cannot write checkpoint to {self.directory!r}: {error.strerror}') from None
+    except Exception as error:  # orbax raises many kinds; all mean the same to the user
+      self._drop_writer()
+      os_error = _os_error(error)
+      reason = os_error[1] if os_error is not None else _first_line(error)
+      raise CheckpointError(f'cannot write checkpoint {self._path(step)!r}: {reason}') from None
+
+  def _drop_writer(self) -> None:
+    writer, self._writer = self._writer, None
+    if writer is not None:
+      try:
+        writer.close()
+      except Exception:  # already failing: the first error is the one to report
+        pass
 
   def close(self) -> None:
     if self._writer is not None:

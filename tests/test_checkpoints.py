@@ -3,9 +3,11 @@ directories left as they were, and policies that `evaluate` reads back."""
 
 import hashlib
 import json
+import logging
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,8 +147,6 @@ def saved_run(tmp_path_factory):
 
 
 def damaged_copy(saved_run, tmp_path, damage):
-  import shutil  # noqa: PLC0415
-
   directory = tmp_path / 'ck'
   shutil.copytree(saved_run, directory)
   damage(directory / '200')
@@ -176,6 +176,9 @@ def garble_metadata(step):
   (step / 'metadata' / 'metadata').write_text('{"format": "jaxcfr-checkpoint", "trunc')
 
 
+STORAGE_TEXT = re.compile('tensorstore|ocdbt|zarr|OUT_OF_RANGE|DATA_LOSS|byte range|JSONDecodeError', re.I)
+
+
 @pytest.mark.parametrize('damage', [truncate, flip_bytes, garble_metadata])
 def test_a_corrupt_checkpoint_is_reported_and_left_alone(saved_run, tmp_path, damage):
   directory = damaged_copy(saved_run, tmp_path, damage)
@@ -183,9 +186,142 @@ def test_a_corrupt_checkpoint_is_reported_and_left_alone(saved_run, tmp_path, da
   code, out, err = run_cli(
     'solve', 'kuhn', '--quiet', '--checkpoint', str(directory), '--resume', '--iterations', '300'
   )
-  assert code == 2 and 'Traceback' not in err
-  assert 'corrupt' in err and 'the previous step is 180' in err
+  assert code == 2 and 'Traceback' not in err and len(err.strip().splitlines()) == 1
+  assert f"checkpoint '{directory / '200'}' is corrupt or truncated" in err
+  assert not STORAGE_TEXT.search(err), err
+  assert f"step 180 reads back intact: move '{directory / '200'}' aside to resume from it" in err
   assert snapshot(directory) == before
+
+
+def small_run(directory, keep, damaged):
+  """Checkpoints at steps 10, 20, 30 (the last `keep` kept), the steps in `damaged`
+  then truncated; returns the checkpointer."""
+  checkpointer = checkpoints.Checkpointer(str(directory), keep=keep)
+  for step in (10, 20, 30):
+    checkpointer.save(step, {'x': np.full(64, step)}, IDENTITY, {'iteration': step}, 'test')
+  checkpointer.close()
+  for step in damaged:
+    truncate(directory / str(step))
+  return checkpointer
+
+
+def test_the_newest_intact_checkpoint_is_named_when_newer_ones_are_corrupt(tmp_path):
+  directory = tmp_path / 'ck'
+  checkpointer = small_run(directory, 3, damaged=(20, 30))
+  with pytest.raises(checkpoints.CheckpointError) as error:
+    checkpointer.restore({'x': np.zeros(64, int)}, IDENTITY)
+  message = str(error.value)
+  assert f"checkpoint '{directory / '30'}' is corrupt or truncated" in message
+  assert f"'{directory / '20'}' is corrupt or truncated" in message
+  assert f"step 10 reads back intact: move '{directory / '30'}' and '{directory / '20'}' aside" in message
+  assert not STORAGE_TEXT.search(message), message
+
+
+@pytest.mark.parametrize('keep', [1, 3])
+def test_every_kept_checkpoint_corrupt(tmp_path, keep):
+  directory = tmp_path / 'ck'
+  checkpointer = small_run(directory, keep, damaged=(10, 20, 30)[-keep:])
+  before = snapshot(directory)
+  with pytest.raises(checkpoints.CheckpointError) as error:
+    checkpointer.restore({'x': np.zeros(64, int)}, IDENTITY)
+  message = str(error.value)
+  assert 'move' not in message and not STORAGE_TEXT.search(message), message
+  assert message.count('is corrupt or truncated') == keep
+  if keep == 1:
+    assert (
+      f"'{directory / '30'}' is corrupt or truncated (array leaf_000 cannot be read), and it is the only"
+      in message
+    )
+  else:
+    assert message.startswith(f"none of the 3 kept checkpoints in '{directory}' can be read: ")
+    assert all(f"'{directory / str(step)}' is corrupt" in message for step in (10, 20, 30))
+  assert 'choose another directory' in message
+  assert snapshot(directory) == before
+
+
+def empty_orbax_metadata(step):
+  (step / '_CHECKPOINT_METADATA').write_text('')
+
+
+def test_an_emptied_orbax_metadata_file_resumes_quietly(saved_run, tmp_path):
+  directory = damaged_copy(saved_run, tmp_path, empty_orbax_metadata)
+  code, out, err = run_cli('solve', 'kuhn', '--checkpoint', str(directory), '--resume', '--iterations', '220')
+  assert code == 0, err
+  assert 'resumed from' in out and err == ''
+
+
+def test_orbax_logs_only_when_verbose(tmp_path, caplog):
+  directory = tmp_path / 'ck'
+  small_run(directory, 3, damaged=())
+  empty_orbax_metadata(directory / '30')
+  like = {'x': np.zeros(64, int)}
+  caplog.set_level(logging.WARNING)
+  checkpointer = checkpoints.Checkpointer(str(directory))
+  restored, _ = checkpointer.restore(like, IDENTITY)
+  checkpointer.save(40, restored, IDENTITY, {'iteration': 40}, 'test')  # the writer reads every step too
+  checkpointer.close()
+  assert list(restored['x']) == [30] * 64 and checkpointer.steps() == [20, 30, 40]
+  assert not [r for r in caplog.records if r.name == 'absl'], caplog.text
+  checkpoints.set_verbose(True)
+  try:
+    checkpointer.restore(like, IDENTITY)
+  finally:
+    checkpoints.set_verbose(False)
+  assert 'Failed to json parse' in caplog.text  # the records hidden above do exist
+
+
+@pytest.mark.parametrize(
+  'path,shown',
+  [
+    ('notes.txt', 'notes.txt'),
+    ('photos/beach.jpg', 'photos/'),
+    ('7/holiday.jpg', '7/'),  # named like a step: keep-last-K would delete it
+    ('200/notes.txt', '200/'),  # inside one of our steps
+    ('100.orbax-checkpoint-tmp/notes.txt', '100.orbax-checkpoint-tmp/'),  # named like an unfinished save
+  ],
+)
+@pytest.mark.parametrize('with_checkpoints', [False, True])
+def test_a_directory_with_other_files_is_refused_and_left_alone(
+  saved_run, tmp_path, capsys, path, shown, with_checkpoints
+):
+  directory = tmp_path / 'ck'
+  if with_checkpoints:
+    directory = damaged_copy(saved_run, tmp_path, lambda step: None)
+  (directory / path).parent.mkdir(parents=True, exist_ok=True)
+  (directory / path).write_text("the user's")
+  before = snapshot(directory)
+  with pytest.raises(checkpoints.CheckpointError, match='holds other files'):
+    checkpoints.Checkpointer(str(directory)).check_writable()
+  capsys.readouterr()
+  assert cli.main(solve_args(directory, '--iterations', '250', *['--resume'] * with_checkpoints)) == 2
+  assert capsys.readouterr().err == (
+    f"jaxcfr: error: checkpoint directory '{directory}' holds other files ({shown}); "
+    'choose a new or empty directory\n'
+  )
+  assert snapshot(directory) == before
+
+
+def test_unfinished_saves_are_ours_and_cleaned_up(saved_run, tmp_path):
+  directory = damaged_copy(saved_run, tmp_path, lambda step: None)
+  shutil.copytree(directory / '200', directory / '210.orbax-checkpoint-tmp')  # as a kill mid-save leaves it
+  checkpointer = checkpoints.Checkpointer(str(directory), keep=3)
+  checkpointer.check_writable()
+  assert checkpointer.steps() == [160, 180, 200]
+  checkpointer.save(220, {'x': np.zeros(2)}, IDENTITY, {}, 'test')
+  checkpointer.close()
+  assert sorted(os.listdir(directory)) == ['180', '200', '220']
+
+
+def test_a_failed_save_is_one_message(tmp_path):
+  directory = tmp_path / 'ck'
+  checkpointer = checkpoints.Checkpointer(str(directory))
+  checkpointer.save(1, {'x': np.zeros(2)}, IDENTITY, {}, 'test')
+  shutil.rmtree(directory)
+  directory.write_text('the user put a file here')
+  with pytest.raises(checkpoints.CheckpointError) as error:
+    checkpointer.save(2, {'x': np.zeros(2)}, IDENTITY, {}, 'test')
+  assert str(error.value) == f"cannot write checkpoint '{directory / '2'}': Not a directory"
+  assert directory.read_text() == 'the user put a file here'
 
 
 @pytest.mark.parametrize(
@@ -247,11 +383,21 @@ def test_resume_when_the_total_is_already_reached(saved_run, tmp_path):
   [
     (lambda tmp: (tmp / 'file').write_text('x') and str(tmp / 'file'), 'not a directory'),
     (lambda tmp: str(tmp / 'missing' / 'ck'), 'does not exist'),
+    pytest.param(
+      lambda tmp: '/proc/ck',
+      "checkpoint directory '/proc/ck' is not writable: cannot create files in '/proc'",
+      marks=pytest.mark.skipif(not os.path.isdir('/proc'), reason='no /proc'),
+    ),
   ],
 )
-def test_bad_checkpoint_paths(tmp_path, setup, message):
-  code, _, err = run_cli('solve', 'kuhn', '--quiet', '--checkpoint', setup(tmp_path))
-  assert code == 2 and message in err and 'Traceback' not in err
+def test_bad_checkpoint_paths(tmp_path, capsys, setup, message):
+  path = setup(tmp_path)
+  with pytest.raises(checkpoints.CheckpointError, match=re.escape(message)):
+    checkpoints.Checkpointer(path).check_writable()
+  capsys.readouterr()
+  assert cli.main(['solve', 'kuhn', '--quiet', '--checkpoint', path]) == 2
+  out, err = capsys.readouterr()
+  assert out == '' and err.startswith('jaxcfr: error: ') and message in err and len(err.splitlines()) == 1
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason='root can write to read-only directories')
