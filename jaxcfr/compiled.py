@@ -150,7 +150,7 @@ jax.tree_util.register_dataclass(CompiledGame, data_fields=list(_DATA_FIELDS), m
 
 @dataclasses.dataclass(frozen=True)
 class Level:
-  """The infosets of one player at one own-decision level (N of them)."""
+  """The infosets of one player at one own-decision level (N of them), in a `SequenceForm`."""
 
   infosets: jax.Array  # [N] int32
   terminals: jax.Array  # [N, A, M] int32: terminals whose last edge of this player is (I, a); Z pads
@@ -160,7 +160,8 @@ class Level:
 
 @dataclasses.dataclass(frozen=True)
 class SequenceForm:
-  """Integer structure for `player_regrets`; part of a `CompiledGame`.
+  """Integer structure for the passes over sequences; part of a `CompiledGame`
+  (`sequence_form` builds it and explains edges E, terminals Z and levels).
 
   A player's levels run deepest first; its infosets' values are numbered in
   that order, which `position` inverts.
