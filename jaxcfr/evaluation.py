@@ -1,8 +1,9 @@
 """Exact evaluation of a policy as array code: best responses, NashConv,
 exploitability and expected values. Every public function checks its
 arguments (`checks`: a policy of the wrong shape fails with a message naming
-both shapes; one of another float dtype is cast to the game's) and runs jitted, so it is quick called eagerly and nests under a
-caller's `jit` or `vmap`.
+both shapes; one of another float dtype is cast to the game's) and runs
+jitted, so it is quick called eagerly and nests under a caller's `jit` or
+`vmap`.
 
 Conventions follow OpenSpiel: `nash_conv` is the sum over players of
 (best-response value - on-policy value); `exploitability` is NashConv divided
