@@ -18,8 +18,6 @@ d, and a bottom-up pass is a gather of depth d + 1 values through
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import time
 from collections.abc import Callable
 
@@ -28,143 +26,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr import sequence_form
+from jaxcfr.compiled import CompiledGame, GameInfo
 from jaxcfr.games import base, load_game
 
+__all__ = ['DEFAULT_MAX_HISTORIES', 'CompiledGame', 'GameInfo', 'compile_game', 'timed_compile']
+
 DEFAULT_MAX_HISTORIES = 50_000_000
-
-
-class GameInfo:
-  """Host-side description of a compiled game; not traced.
-
-  Compares equal for games of the same shape and information-state keys, so
-  a batch of games that differ only in payoffs or chance probabilities
-  shares one compiled program.
-  """
-
-  def __init__(self, name: str, infoset_keys: tuple[str, ...], shape_key: tuple):
-    self.name = name
-    self.infoset_keys = infoset_keys  # [I]
-    digest = hashlib.sha256(repr(shape_key).encode())
-    for key in infoset_keys:
-      digest.update(key.encode())
-      digest.update(b'\0')
-    self.fingerprint = digest.hexdigest()[:16]
-
-  def __eq__(self, other) -> bool:
-    return isinstance(other, GameInfo) and self.fingerprint == other.fingerprint
-
-  def __hash__(self) -> int:
-    return hash(self.fingerprint)
-
-  def __repr__(self) -> str:
-    return f'GameInfo({self.name!r}, fingerprint={self.fingerprint})'
-
-
-@dataclasses.dataclass(frozen=True)
-class CompiledGame:
-  """A game tree as depth-sliced arrays (a pytree; sizes are static).
-
-  Per-depth fields are tuples with one array per depth `d = 0 .. D-1`.
-  """
-
-  # [H_d] int32: the row of the transition table (`tree.transition_probs`) a history reads: its
-  # infoset at decision histories, I at terminals, I + 1 + c at chance histories whose outcome
-  # distribution is `chance_table[c]`.
-  row: tuple[jax.Array, ...]
-  player: tuple[jax.Array, ...]  # [H_d] int32: actor, CHANCE_PLAYER or TERMINAL_PLAYER
-  child: tuple[jax.Array, ...]  # [H_d, W_d] int32: child index in depth d + 1, H_{d+1} if none
-  parent: tuple[jax.Array, ...]  # [H_d] int32: parent index * W_{d-1} + slot (0 at depth 0)
-  utility: tuple[jax.Array, ...]  # [H_d, P]: returns at terminal histories, else 0
-  infoset_player: jax.Array  # [I] int32
-  legal_mask: jax.Array  # [I, A] bool
-  chance_table: jax.Array  # [C, W_c]: the distinct chance distributions, by outcome position
-  legal_actions: jax.Array  # [I, L] int32: the legal action ids in order (slots), A pads
-  action_slot: jax.Array  # [I, A] int32: the slot of each legal action, L for illegal ones
-  # [I, F] float32 whatever the game's dtype: each infoset's information-state tensor, from its
-  # player's view (OpenSpiel's layout for the OpenSpiel twins); F = 0 for a game without one. The
-  # input of learned policies (Deep CFR), which see these features, never the infoset index.
-  features: jax.Array
-  # Per depth [I_d, K_d] int32: the histories (index in depth d; H_d pads) of each infoset of depth
-  # d, when every infoset lies at one depth and infosets are numbered depth by depth (then sums over
-  # an infoset's histories are gathers, not scatters). Empty otherwise.
-  members: tuple[jax.Array, ...]
-  # The per-sequence structure the CFR-family solvers use (`sequence_form`); None for a game without
-  # perfect recall (or one whose tables would pad badly), which the solvers handle history by history.
-  sequence_form: sequence_form.SequenceForm | None
-  # Static.
-  num_players: int
-  num_actions: int
-  depth_sizes: tuple[int, ...]  # H_d
-  widths: tuple[int, ...]  # W_d
-  player_depths: tuple[tuple[int, ...], ...]  # per player, the depths where it acts
-  depth_consistent: bool  # every infoset's histories share one depth
-  infoset_offsets: tuple[int, ...]  # [D + 1]: infosets of depth d are offsets[d]:offsets[d+1] (with members)
-  # Per player p, per depth d: the most depth-d histories one external-sampling traversal for p
-  # visits (p's actions enumerated, chance and opponents sampled): sampled MCCFR's frontier widths.
-  sampled_widths: tuple[tuple[int, ...], ...]
-  chance_depths: tuple[int, ...]  # depths that hold chance histories
-  info: GameInfo
-
-  @property
-  def num_infosets(self) -> int:
-    return self.infoset_player.shape[-1]
-
-  @property
-  def num_features(self) -> int:
-    return self.features.shape[-1]
-
-  @property
-  def num_histories(self) -> int:
-    return sum(self.depth_sizes)
-
-  @property
-  def num_depths(self) -> int:
-    return len(self.depth_sizes)
-
-  @property
-  def dtype(self):
-    return self.utility[0].dtype
-
-  @property
-  def name(self) -> str:
-    return self.info.name
-
-  @property
-  def infoset_keys(self) -> tuple[str, ...]:
-    return self.info.infoset_keys
-
-  def replace(self, **changes) -> CompiledGame:
-    return dataclasses.replace(self, **changes)
-
-
-_DATA_FIELDS = (
-  'row',
-  'player',
-  'child',
-  'parent',
-  'utility',
-  'infoset_player',
-  'legal_mask',
-  'chance_table',
-  'legal_actions',
-  'action_slot',
-  'features',
-  'members',
-  'sequence_form',
-)
-_META_FIELDS = (
-  'num_players',
-  'num_actions',
-  'depth_sizes',
-  'widths',
-  'player_depths',
-  'depth_consistent',
-  'infoset_offsets',
-  'sampled_widths',
-  'chance_depths',
-  'info',
-)
-jax.tree_util.register_dataclass(CompiledGame, data_fields=list(_DATA_FIELDS), meta_fields=list(_META_FIELDS))
 
 
 class _Layer:

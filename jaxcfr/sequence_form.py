@@ -27,52 +27,17 @@ from the `CompiledGame` on every call, so a game rebuilt with other payoffs
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr import tree
+from jaxcfr.compiled import Level, SequenceForm
 from jaxcfr.games import base
 
 # Padded tables may hold at most this multiple of their entries (plus a constant);
 # beyond, the game keeps to the passes over histories.
 _MAX_PADDING = 32
-
-
-@dataclasses.dataclass(frozen=True)
-class Level:
-  """The infosets of one player at one own-decision level (N of them)."""
-
-  infosets: jax.Array  # [N] int32
-  terminals: jax.Array  # [N, A, M] int32: terminals whose last edge of this player is (I, a); Z pads
-  opponents: jax.Array  # [N, A, M, P - 1] int32: the other players' last edges there; E pads
-  children: jax.Array  # [N, A, C] int32: 1 + value position of the infosets (I, a) leads to; 0 pads
-
-
-@dataclasses.dataclass(frozen=True)
-class SequenceForm:
-  """Integer structure for `player_regrets`; part of a `CompiledGame`.
-
-  A player's levels run deepest first; its infosets' values are numbered in
-  that order, which `position` inverts.
-  """
-
-  ancestors: jax.Array  # [E + 1, K] int32: each edge, then its parent edges (E pads; row E is all E)
-  parent_edge: jax.Array  # [I] int32
-  history_count: jax.Array  # [I] int32: histories in each infoset
-  terminal_history: jax.Array  # [Z] int32: index of each terminal among all histories (depth by depth)
-  terminal_edges: jax.Array  # [Z, P] int32: each player's last edge before each terminal (E: none)
-  terminal_chance: jax.Array  # [Z, K_c] int32: chance-table entries (flat) along its path; C * W_c pads
-  levels: tuple[tuple[Level, ...], ...]  # per player, deepest level first
-  position: tuple[jax.Array, ...]  # per player [I] int32: row in its levels' order; N_p for other players
-
-
-for _cls in (Level, SequenceForm):
-  jax.tree_util.register_dataclass(
-    _cls, data_fields=[f.name for f in dataclasses.fields(_cls)], meta_fields=[]
-  )
 
 
 def realization(form: SequenceForm, policy: jax.Array) -> jax.Array:

@@ -7,13 +7,10 @@ Inside the passes, decision histories index their children by slot (see
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import jax
 import jax.numpy as jnp
 
-if TYPE_CHECKING:
-  from jaxcfr.compiler import CompiledGame
+from jaxcfr.compiled import CompiledGame
 
 
 def gather(values: jax.Array, index: jax.Array) -> jax.Array:

@@ -269,6 +269,65 @@ def test_game_error_is_a_value_error():
   assert issubclass(jaxcfr.GameError, ValueError)
 
 
+@pytest.mark.parametrize(
+  'spec,message',
+  [
+    ('leduc(foo=1)', "leduc: unknown parameter 'foo' (parameters: players=2, suit_isomorphism=false)"),
+    (
+      'leduc(player=3)',
+      "leduc: unknown parameter 'player', did you mean 'players'? "
+      '(parameters: players=2, suit_isomorphism=false)',
+    ),
+    ('kuhn(foo=1)', "kuhn: unknown parameter 'foo' (parameters: players=2)"),
+    ('kuhn_poker(foo=1)', "kuhn_poker: unknown parameter 'foo' (parameters: players=2)"),
+    (
+      'liars_dice(num_dice=2)',
+      "liars_dice: unknown parameter 'num_dice', did you mean 'numdice'? "
+      '(parameters: players=2, numdice=1, dice_sides=6)',
+    ),
+    (
+      'matrix(foo=1)',
+      "matrix: unknown parameter 'foo' (parameters: payoffs=[[0,-1,1],[1,0,-1],[-1,1,0]], column_payoffs)",
+    ),
+    # `name` is MatrixGame's keyword for Python callers (rps, matching_pennies), not a spec parameter.
+    (
+      "matrix(name='x')",
+      "matrix: unknown parameter 'name' (parameters: payoffs=[[0,-1,1],[1,0,-1],[-1,1,0]], column_payoffs)",
+    ),
+    ('rps(payoffs=[[1]])', "rps: unknown parameter 'payoffs' (rps takes no parameters)"),
+    (
+      'matching_pennies(x=1)',
+      "matching_pennies: unknown parameter 'x' (matching_pennies takes no parameters)",
+    ),
+  ],
+)
+def test_unknown_parameters_are_named_with_the_games_parameters(spec, message):
+  with pytest.raises(jaxcfr.GameError) as error:
+    jaxcfr.load_game(spec)
+  assert str(error.value) == message
+
+
+def test_parameters_lists_what_a_spec_may_set():
+  from jaxcfr.games import REGISTRY, parameters
+
+  assert parameters('leduc') == {'players': 2, 'suit_isomorphism': False}
+  assert parameters('leduc_poker') == parameters('leduc')
+  assert parameters('liars_dice') == {'players': 2, 'numdice': 1, 'dice_sides': 6}
+  assert list(parameters('matrix')) == ['payoffs', 'column_payoffs']
+  assert parameters('rps') == {}
+  for name in ('kuhn', 'leduc', 'liars_dice', 'matrix'):  # the listed defaults are the defaults
+    defaults = {k: v for k, v in parameters(name).items() if v is not None}
+    assert str(REGISTRY[name].factory(**defaults)) == str(jaxcfr.load_game(name))
+
+
+def test_the_command_line_reports_an_unknown_parameter(capsys):
+  from jaxcfr import cli
+
+  assert cli.main(['solve', 'leduc(foo=1)']) == 2
+  error = capsys.readouterr().err
+  assert "unknown parameter 'foo'" in error and 'players=2, suit_isomorphism=false' in error
+
+
 # Known values of exact policies. Jitted: one XLA program per game instead of one per operation.
 
 expected_values = jax.jit(jaxcfr.expected_values)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
+import inspect
 from collections.abc import Callable
 
-from jaxcfr.games import kuhn, leduc, liars_dice, matrix
+from jaxcfr.games import base, kuhn, leduc, liars_dice, matrix
 from jaxcfr.games.base import CHANCE_PLAYER, TERMINAL_PLAYER, Game, GameError, State
 
 __all__ = [
@@ -23,12 +25,14 @@ __all__ = [
   'State',
   'REGISTRY',
   'load_game',
+  'parameters',
   'parse_spec',
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
+  # Its positional-or-keyword parameters are the spec's; keyword-only ones are for Python callers.
   factory: Callable[..., Game]
   description: str
   sizes: tuple[int, int]  # (histories, infosets) with default parameters; tests check them
@@ -104,8 +108,37 @@ def load_game(spec: str | Game) -> Game:
   if name not in _ALIASES:
     known = ', '.join(sorted(REGISTRY))
     raise GameError(f'unknown game {name!r}; built-in games: {known} (or openspiel:NAME)')
-  factory = REGISTRY[_ALIASES[name]].factory
-  try:
-    return factory(**params)
-  except TypeError:
-    raise GameError(f'{name}: unknown parameter in {spec!r}; see `jaxcfr games`') from None
+  _check_parameters(name, params)
+  return REGISTRY[_ALIASES[name]].factory(**params)
+
+
+def parameters(name: str) -> dict[str, object]:
+  """The parameters a spec of the registered game `name` (or an alias) may set,
+  each with its default (`inspect.Parameter.empty` where it has none)."""
+  signature = inspect.signature(REGISTRY[_ALIASES[name]].factory)
+  return {
+    key: parameter.default
+    for key, parameter in signature.parameters.items()
+    if parameter.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
+  }
+
+
+def _check_parameters(name: str, params: dict) -> None:
+  """A `GameError` naming the first parameter `name` does not take, with the ones it does."""
+  known = parameters(name)
+  for key in params:
+    if key in known:
+      continue
+    close = difflib.get_close_matches(key, known, n=1)
+    guess = f", did you mean '{close[0]}'?" if close else ''
+    listing = ', '.join(_describe_parameter(k, v) for k, v in known.items())
+    accepted = f'parameters: {listing}' if known else f'{name} takes no parameters'
+    raise GameError(f"{name}: unknown parameter '{key}'{guess} ({accepted})")
+
+
+def _describe_parameter(key: str, default) -> str:
+  if default is inspect.Parameter.empty or default is None:
+    return key
+  if isinstance(default, bool):
+    return f'{key}={str(default).lower()}'
+  return f'{key}={base.format_value(default)}'

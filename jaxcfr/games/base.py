@@ -93,15 +93,16 @@ class Game(abc.ABC):
   def __str__(self) -> str:
     if not self.params:
       return self.short_name
-    body = ','.join(f'{k}={_format_value(v)}' for k, v in self.params.items())
+    body = ','.join(f'{k}={format_value(v)}' for k, v in self.params.items())
     return f'{self.short_name}({body})'
 
   __repr__ = __str__
 
 
-def _format_value(value) -> str:
+def format_value(value) -> str:
+  """A parameter value in spec syntax (lists without spaces)."""
   if isinstance(value, (list, tuple)):
-    return '[' + ','.join(_format_value(v) for v in value) + ']'
+    return '[' + ','.join(format_value(v) for v in value) + ']'
   return str(value)
 
 

@@ -53,7 +53,7 @@ class MatrixState(base.State):
 class MatrixGame(base.Game):
   short_name = 'matrix'
 
-  def __init__(self, payoffs=ROCK_PAPER_SCISSORS, column_payoffs=None, name: str | None = None):
+  def __init__(self, payoffs=ROCK_PAPER_SCISSORS, column_payoffs=None, *, name: str | None = None):
     row = _payoff_matrix('payoffs', payoffs)
     column = -row if column_payoffs is None else _payoff_matrix('column_payoffs', column_payoffs)
     if column.shape != row.shape:
