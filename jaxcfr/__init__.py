@@ -18,6 +18,7 @@ or, one level down, any solver's pure functions:
 from jaxcfr import algorithms, checkpoints, mccfr, policies
 from jaxcfr.algorithms import make_solver
 from jaxcfr.backend import compiler_options
+from jaxcfr.checks import CheckError
 from jaxcfr.compiler import CompiledGame, GameInfo, compile_game
 from jaxcfr.evaluation import (
   best_response_policy,
@@ -48,12 +49,12 @@ from jaxcfr.solvers import (
   weight_by_iteration,
 )
 from jaxcfr.training import Progress, Result, TrainingError, train
-
-__version__ = '0.1.0'
+from jaxcfr.version import __version__  # noqa: F401 (jaxcfr.__version__)
 
 __all__ = [
   'ALGORITHMS',
   'Blueprint',
+  'CheckError',
   'Progress',
   'Result',
   'TrainingError',

@@ -262,4 +262,3 @@ def _load_npz(path: str) -> Blueprint:
   blueprint = Blueprint(keys, arrays['probabilities'], arrays['legal_mask'].astype(bool), metadata)
   blueprint.check()
   return blueprint
-

@@ -23,6 +23,8 @@ from typing import Any
 
 import jax
 
+from jaxcfr import checks
+
 State = Any  # a pytree of arrays
 
 
@@ -47,5 +49,9 @@ class Solver:
 
 
 def run(solver, state: State, game, num_iterations) -> State:
-  """`num_iterations` updates of `solver` in one loop (jit it; the count may be traced)."""
+  """`num_iterations` updates of `solver` in one loop (jit it; the count may be traced).
+
+  A state of another game, dtype or solver fails with one `CheckError` naming the field.
+  """
+  checks.check_state(state, jax.eval_shape(lambda: solver.init(game, jax.random.key(0))))
   return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr import backend, checkpoints, evaluation, protocol
+from jaxcfr.version import __version__
 
 NEVER = 2**62  # an iteration count no run reaches
 
@@ -165,7 +166,7 @@ def train(
 
   def save(state, done, solve_seconds, curve):
     checkpointer.save(
-      done, state, identity, {'iteration': done, 'seconds': solve_seconds, 'curve': curve}, _version()
+      done, state, identity, {'iteration': done, 'seconds': solve_seconds, 'curve': curve}, __version__
     )
 
   every = checkpoint_every
@@ -328,9 +329,3 @@ def median_seconds(function, *args) -> float:
     jax.block_until_ready(function(*args))
     times.append(time.perf_counter() - start)
   return statistics.median(times)
-
-
-def _version() -> str:
-  from jaxcfr import __version__  # noqa: PLC0415
-
-  return __version__
