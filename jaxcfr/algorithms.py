@@ -49,7 +49,7 @@ class Hyperparameter:
     """`value` validated and normalised (tuples for layers); ValueError naming the parameter."""
     if value is None and (self.optional or self.kind == 'batch'):
       return None
-    where = f'{algorithm}: {self.name}'
+    where = f'{algorithm}: {self.name}' if algorithm else self.name
     if self.kind == 'bool':
       if not isinstance(value, bool):
         raise ValueError(f'{where} must be true or false, got {value!r}')
@@ -70,8 +70,39 @@ class Hyperparameter:
       raise ValueError(f'{where} must be a finite number, got {value!r}')
     below = value <= self.low if self.low_open else value < self.low
     if below or value > self.high:
+      integers = {1: 'a positive integer', 0: 'a non-negative integer'}
+      if self.kind in ('int', 'batch') and self.high == math.inf and self.low in integers:
+        raise ValueError(f'{where} must be {integers[self.low]}, got {value!r}')
+      if self.kind == 'float' and self.low == 0 and self.low_open and self.high == math.inf:
+        raise ValueError(f'{where} must be a positive number, got {value!r}')
       raise ValueError(f'{where} must be in {self.range_text()}, got {value!r}')
     return value
+
+  def parse(self, text: str) -> Any:
+    """The value that command-line `text` stands for ('all' for a whole-reservoir batch,
+    'W,W' for layers), checked; ValueError with one line."""
+    if self.kind == 'batch' and text == 'all':
+      return None
+    if self.kind == 'layers':
+      try:
+        return self.check(tuple(int(part) for part in text.split(',')), '')
+      except ValueError:
+        raise ValueError(f'expected positive comma-separated layer widths, got {text!r}') from None
+    kind = int if self.kind in ('int', 'batch') else float
+    try:
+      value = kind(text)
+    except ValueError:
+      raise ValueError(f'expected {"an integer" if kind is int else "a number"}, got {text!r}') from None
+    return self.check(value, '')
+
+  def shown(self, value: Any = None) -> str:
+    """`value` (default: the default) as the help text shows it."""
+    value = self.default if value is None else value
+    if value is None:
+      return 'off'
+    if isinstance(value, tuple):
+      return ','.join(map(str, value))
+    return f'{value:,}' if _is_int(value) else f'{value:g}'
 
   def range_text(self) -> str:
     left = '(' if self.low_open or self.low == -math.inf else '['
@@ -261,3 +292,77 @@ def make_solver(name: str, *, devices: int = 1, **hyperparameters):
   """The registered solver `name` with validated `hyperparameters` (defaults for the rest);
   `devices` splits sampled MCCFR's batches."""
   return get(name).make(devices=devices, **hyperparameters)
+
+
+# The command line's face of the registry: one flag per hyper-parameter name.
+
+
+def flags() -> dict[str, list[tuple[str, Hyperparameter]]]:
+  """CLI flag -> [(algorithm, hyper-parameter)] for every algorithm that takes it."""
+  table: dict[str, list] = {}
+  for algorithm in REGISTRY.values():
+    for parameter in algorithm.hyperparameters:
+      table.setdefault(parameter.cli_flag, []).append((algorithm.name, parameter))
+  return table
+
+
+def argument_type(parameter: Hyperparameter):
+  """An argparse `type`: command-line text parsed and checked by `parameter`."""
+  import argparse  # noqa: PLC0415
+
+  def parse(text: str):
+    try:
+      return parameter.parse(text)
+    except ValueError as error:
+      raise argparse.ArgumentTypeError(str(error)) from None
+
+  return parse
+
+
+def add_flags(parser) -> None:
+  """Adds every hyper-parameter flag to an argparse parser, grouped by family; each
+  help names the algorithms that take the flag and their defaults. Absent flags are
+  absent from the parsed namespace (`given_flags` reads what was given)."""
+  import argparse  # noqa: PLC0415
+
+  groups = {}
+  for flag, takers in flags().items():
+    parameter = takers[0][1]
+    names = [name for name, _ in takers]
+    family = REGISTRY[names[0]].family
+    if family not in groups:
+      groups[family] = parser.add_argument_group(f'{family} hyper-parameters')
+    defaults = {p.shown() for _, p in takers}
+    if parameter.kind == 'bool':
+      where = f'[{", ".join(names)}]'
+    elif len(defaults) == 1:
+      where = f'[{", ".join(names)}; default {defaults.pop()}]'
+    else:
+      where = '[' + '; '.join(f'{name} {p.shown()}' for name, p in takers) + ']'
+    options = dict(dest=parameter.name, default=argparse.SUPPRESS, help=f'{parameter.help} {where}')
+    if parameter.negated:
+      groups[family].add_argument(flag, action='store_false', **options)
+    elif parameter.kind == 'bool':
+      groups[family].add_argument(flag, action=argparse.BooleanOptionalAction, **options)
+    else:
+      metavar = {'layers': 'W,W', 'batch': 'N|all', 'int': 'N'}.get(parameter.kind, 'X')
+      groups[family].add_argument(flag, type=argument_type(parameter), metavar=metavar, **options)
+
+
+def given_flags(namespace, algorithm: Algorithm) -> dict[str, Any]:
+  """The hyper-parameters given as flags in a parsed `namespace`, checked for `algorithm`;
+  a flag that `algorithm` does not take is a ValueError naming the flag."""
+  given = {}
+  for flag, takers in flags().items():
+    name = takers[0][1].name
+    if name not in vars(namespace):
+      continue
+    parameter = algorithm.parameter(name)
+    if parameter is None or parameter.cli_flag != flag:
+      names = ', '.join(taker for taker, _ in takers)
+      raise ValueError(f'{flag} does not apply to {algorithm.name} (it is for {names})')
+    try:
+      given[name] = parameter.check(getattr(namespace, name), algorithm.name)
+    except ValueError as error:
+      raise ValueError(f'{flag}: {error}') from None
+  return given

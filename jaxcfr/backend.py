@@ -15,10 +15,12 @@ They are empty on other backends and on XLA versions without the option.
 from __future__ import annotations
 
 import functools
+import os
 
 import jax
 import jax.numpy as jnp
 
+CACHE_ENV, NO_CACHE_ENV = 'JAXCFR_CACHE_DIR', 'JAXCFR_NO_CACHE'
 _CPU_OPTIONS = {'xla_cpu_experimental_ynn_fusion_type': 'LIBRARY_FUSION_TYPE_DOT'}
 
 
@@ -41,3 +43,26 @@ def _cpu_options_supported() -> bool:
   except Exception:  # noqa: BLE001 (the error type differs between jax versions)
     return False
   return True
+
+
+def cache_directory() -> str:
+  """Where compiled programs are kept between runs: `$JAXCFR_CACHE_DIR`, else
+  `$XDG_CACHE_HOME/jaxcfr/jax`, else `~/.cache/jaxcfr/jax`."""
+  base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+  return os.environ.get(CACHE_ENV) or os.path.join(base, 'jaxcfr', 'jax')
+
+
+def enable_compilation_cache(directory: str | None = None) -> str | None:
+  """Turns on JAX's persistent compilation cache in `directory` (default
+  `cache_directory()`), for every program however quick to compile, so that a second
+  identical run loads its programs instead of compiling them. Returns the directory,
+  or None when it cannot be created (the cache is then off: slower, not wrong)."""
+  directory = directory or cache_directory()
+  try:
+    os.makedirs(directory, exist_ok=True)
+  except OSError:
+    return None
+  jax.config.update('jax_compilation_cache_dir', directory)
+  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+  jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
+  return directory

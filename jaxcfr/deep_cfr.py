@@ -387,6 +387,13 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
   )
 
 
+def describe(state: DeepCFRState) -> str:
+  """One line for progress displays: reservoir fill and the latest losses."""
+  buffers = state.advantage_buffers
+  size, loss = jax.device_get(([reservoir_size(b) for b in buffers], state.advantage_loss))
+  return f'memory {min(size) / buffers[0].infoset.shape[-1]:.0%} loss ' + ','.join(f'{x:.3g}' for x in loss)
+
+
 def strategy_policy(params, game: CompiledGame) -> jax.Array:
   """`[I, A]`: each player's rows from its strategy network (`params[p]`)."""
   policy = jnp.zeros(game.legal_mask.shape, jnp.float32)

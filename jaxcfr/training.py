@@ -288,6 +288,68 @@ def train(
   )
 
 
+def result_fields(game, nash_conv, values) -> dict:
+  """Exploitability, NashConv, values and the game's size, as JSON holds them."""
+  return {
+    'exploitability': float(nash_conv) / game.num_players,
+    'nash_conv': float(nash_conv),
+    'game_value': float(values[0]),
+    'values': [float(v) for v in values],
+    'num_players': game.num_players,
+    'num_histories': game.num_histories,
+    'num_infosets': game.num_infosets,
+  }
+
+
+def evaluate_policy(game, policy) -> dict:
+  """`result_fields` of `policy` on `game` plus `evaluation_seconds` (the median of three
+  exact evaluations by one compiled program)."""
+  policy = jnp.asarray(policy, game.dtype)
+  evaluate = backend.jit(evaluate_profile).lower(policy, game).compile()
+  nash_conv, values = jax.device_get(evaluate(policy, game))
+  return {
+    **result_fields(game, nash_conv, values),
+    'evaluation_seconds': median_seconds(evaluate, policy, game),
+  }
+
+
+def summary(game, solver, result: Result) -> dict:
+  """`result` as one JSON-ready dict (what `jaxcfr solve --json` writes, less the run's
+  settings): timings, evaluation, the curve, and each family's own statistics (traversals
+  for sampled solvers; reservoirs and losses for Deep CFR)."""
+  report = {
+    'game': game.name,
+    'algorithm': solver.name,
+    'hyperparameters': jsonable(solver.hyperparameters),
+    'iterations': result.iterations,
+    'seconds': result.seconds,
+    'jit_seconds': result.jit_seconds,
+    'evaluation_seconds': result.evaluation_seconds,
+    **result_fields(game, result.nash_conv, result.values),
+    'version': __version__,
+    'curve': result.curve,
+  }
+  state = result.state
+  if hasattr(state, 'advantage_buffers'):  # Deep CFR
+    from jaxcfr import deep_cfr  # noqa: PLC0415
+
+    buffers = state.advantage_buffers
+    loss, size, seen = jax.device_get(
+      (state.advantage_loss, [deep_cfr.reservoir_size(b) for b in buffers], [b.seen for b in buffers])
+    )
+    report.update(
+      policy_seconds=result.policy_seconds,
+      advantage_loss=[float(x) for x in loss],
+      memory_size=[int(x) for x in size],
+      memory_seen=[int(x) for x in seen],
+    )
+  per_player = solver.hyperparameters.get('batch_size', solver.hyperparameters.get('traversals'))
+  if per_player is not None:  # sampled: traversals per player per iteration
+    report['batch_size'] = per_player
+    report['trajectories'] = result.iterations * per_player * game.num_players
+  return report
+
+
 def jsonable(hyperparameters) -> dict:
   """Hyper-parameters as JSON stores them (tuples as lists)."""
   return {k: list(v) if isinstance(v, tuple) else v for k, v in dict(hyperparameters).items()}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jaxcfr import cli
+from jaxcfr import cli, plots
 
 CONTRACT_FIELDS = {
   'game',
@@ -184,7 +184,7 @@ def test_plot_axes_have_several_labelled_ticks():
   figure, axes = plt.subplots()
   for values in ([0.11, 0.13, 0.16], [1, 30, 900], [1e-6, 1e-1]):
     axes.loglog(values, values)
-    cli._log_ticks(axes.xaxis, values)
+    plots.log_ticks(axes.xaxis, values)
     axes.set_xlim(min(values), max(values))
     figure.canvas.draw()
     low, high = axes.get_xlim()

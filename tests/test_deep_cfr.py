@@ -385,4 +385,4 @@ def test_cli_help_states_the_library_defaults():
       elif value is None:
         assert 'default off' in text, parameter.name
       else:
-        assert f'default {cli._shown(value)}' in text, (parameter.name, text)
+        assert f'default {parameter.shown()}' in text, (parameter.name, text)

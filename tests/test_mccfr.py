@@ -138,12 +138,12 @@ def test_four_host_devices_match_one_within_noise_and_repeat_exactly():
   script = textwrap.dedent(
     """
     import json, jax, numpy as np
-    from jaxcfr import compile_game, exploitability, mccfr
+    from jaxcfr import compile_game, exploitability, mccfr, run
     game = compile_game('kuhn')
     out = {}
     for devices in (1, 4, 4):
-      solver = mccfr.es_mccfr(batch_size=64, devices=devices)
-      state = jaxcfr.run(solver, solver.init(game, jax.random.key(0)), game, 100)  # op by op: no long compile
+      solver = mccfr.es_mccfr(batch_size=64, devices=devices, linear_until=0)
+      state = run(solver, solver.init(game, jax.random.key(0)), game, 100)  # op by op: no long compile
       policy = mccfr.average_policy(state, game)
       out.setdefault(devices, []).append([float(exploitability(game, policy)), np.asarray(policy).tolist()])
     print(json.dumps({'count': jax.device_count(), 'runs': {str(k): v for k, v in out.items()}}))

@@ -113,7 +113,7 @@ def test_the_registry_is_the_one_list_of_algorithms():
     ('cfr+', {'alpha': 2.0}, "cfr\\+ takes no hyper-parameter 'alpha'"),
     ('dcfr', {'alpha': -1.0}, r'alpha must be in \[0, inf\)'),
     ('dcfr', {'gamma': math.inf}, 'finite'),
-    ('es-mccfr', {'batch_size': 0}, r'batch_size must be in \[1, inf\)'),
+    ('es-mccfr', {'batch_size': 0}, 'batch_size must be a positive integer'),
     ('os-mccfr', {'exploration': 0.0}, r'exploration must be in \(0, 1\]'),
     ('deep-cfr', {'advantage_layers': (64, 0)}, 'positive layer widths'),
     ('cfr', {'alternating': 1}, 'true or false'),
