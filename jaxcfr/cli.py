@@ -261,10 +261,11 @@ def _solve(args) -> int:
   except (jaxcfr.GameError, checkpoints.CheckpointError, ValueError) as error:
     raise UsageError(str(error)) from None
   report = _report(args, game, solver, result, compile_seconds)
-  done, seconds = result.iterations, result.seconds
+  done, seconds, sampled = result.iterations, result.seconds, report.get('trajectories')
+  rate = f', {sampled:,} traversals, {sampled / max(seconds, 1e-9):,.0f}/s' if sampled else ''
   print(
     f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s ({1000 * seconds / max(done, 1):.3f} '
-    f'ms/iteration{_sampling_text(report, seconds)})\nexploitability {result.exploitability:.6g} '
+    f'ms/iteration{rate})\nexploitability {result.exploitability:.6g} '
     f'(NashConv {result.nash_conv:.6g}), game value {result.values[0]:.6f} for player 0; '
     f'one exact evaluation takes {1000 * result.evaluation_seconds:.2f} ms',
     file=log,
@@ -289,12 +290,6 @@ def _report(args, game, solver, result, compile_seconds) -> dict:
     curve=curve,
   )
   return report
-
-
-def _sampling_text(report: dict, seconds: float) -> str:
-  if 'trajectories' not in report:
-    return ''
-  return f', {report["trajectories"]:,} traversals, {report["trajectories"] / max(seconds, 1e-9):,.0f}/s'
 
 
 def _save_policy(path, args, game, result, report) -> None:
