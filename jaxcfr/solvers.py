@@ -11,10 +11,22 @@ prediction of the optimistic rules), which the solver state carries in
     linear_cfr = chain(weight_by_iteration(1), accumulate())
     dcfr       = chain(accumulate(), discount(alpha, beta))
     pcfr_plus  = chain(accumulate(), clip_negative(), predict())
+    dcfr_plus  = chain(accumulate(), clip_negative(), discount(alpha, offset=1.5))
+    pdcfr_plus = chain(accumulate(), clip_negative(), discount(alpha), predict())
+
+Discounts apply once iteration t's regret is added, with t's factor d(t),
+so `cumulative_regret` is what iteration t + 1 adds to. The DCFR+ and
+PDCFR+ papers (and their code) keep the undiscounted R^t and apply the same
+d(t) at the start of iteration t + 1: the stored regret is their R^t d(t),
+the policies are the same (d(t) > 0, and regret matching is scale-free
+within an infoset), and PDCFR+'s optimistic policy `[R^t d(t) + r^t]+`
+becomes `[cumulative_regret + prediction]+`, as in PCFR+, with no need to
+know which players have already updated within the iteration.
 
 The average strategy weights iteration t by `t ** averaging_power` (0 for
-CFR, 1 for CFR+ and Linear CFR, gamma for DCFR, 2 for PCFR+), kept as a
-running discount `((t - 1) / t) ** power` so that magnitudes stay bounded.
+CFR, 1 for CFR+ and Linear CFR, gamma for DCFR, 2 for PCFR+, 4 for DCFR+, 5
+for PDCFR+), kept as a running discount `((t - 1) / t) ** power` so that
+magnitudes stay bounded.
 
 Updates alternate between players by default (player 0 updates, then player
 1 sees player 0's new strategy, ...), as OpenSpiel's solvers do.
@@ -51,8 +63,9 @@ class CFRState(NamedTuple):
   cumulative_regret: jax.Array  # [I, A]: what the next iteration adds its regret to
   cumulative_policy: jax.Array  # [I, A]: weighted sum of reach-weighted current policies
   policy_compensation: jax.Array  # [I, A]: Kahan compensation of `cumulative_policy`
-  # The regret rule's own state (`RegretTransform.init`), leaves [I, ...]: none for CFR, CFR+, LCFR
-  # and DCFR (`()`, `((), ())`, ...); ((), (), prediction [I, A]) for PCFR+.
+  # The regret rule's own state (`RegretTransform.init`), leaves [I, ...]: none for CFR, CFR+, LCFR,
+  # DCFR and DCFR+ (`()`, `((), ())`, ...); ((), (), prediction [I, A]) for PCFR+, and
+  # ((), (), (), prediction [I, A]) for PDCFR+.
   rule_state: RuleState
 
 
@@ -109,13 +122,16 @@ def weight_by_iteration(power=1.0) -> RegretTransform:
   return stateless(step)
 
 
-def discount(alpha=1.5, beta=0.0) -> RegretTransform:
-  """Positive R times t^alpha / (t^alpha + 1), negative R times t^beta / (t^beta + 1)."""
+def discount(alpha=1.5, beta=0.0, offset=1.0) -> RegretTransform:
+  """Positive R times t^alpha / (t^alpha + offset), negative R times t^beta / (t^beta + offset).
+
+  `offset` is 1 in DCFR and PDCFR+; DCFR+'s reference code uses 1.5.
+  """
 
   def step(cumulative, instant, t):
     t = t.astype(cumulative.dtype)
-    positive = 1 / (1 + jnp.power(t, -jnp.asarray(alpha, cumulative.dtype)))
-    negative = 1 / (1 + jnp.power(t, -jnp.asarray(beta, cumulative.dtype)))
+    positive = 1 / (1 + offset * jnp.power(t, -jnp.asarray(alpha, cumulative.dtype)))
+    negative = 1 / (1 + offset * jnp.power(t, -jnp.asarray(beta, cumulative.dtype)))
     return cumulative * jnp.where(cumulative > 0, positive, negative), instant
 
   return stateless(step)
@@ -330,6 +346,36 @@ def pcfr_plus(alternating: bool = True) -> Solver:
   return _named(solver, 'pcfr+', alternating=alternating)
 
 
+# DCFR+'s reference code (Xu et al. 2024) discounts by t^alpha / (t^alpha + 1.5), not DCFR's + 1.
+_DCFR_PLUS_OFFSET = 1.5
+
+
+def dcfr_plus(alpha=1.5, gamma=4.0, alternating: bool = True) -> Solver:
+  """DCFR+ (Xu et al. 2024): RM+ with DCFR's discount of the (positive) regrets.
+
+  R^t = [R^(t-1) + r^t]+ * t^alpha / (t^alpha + 1.5), and iteration t's
+  strategy weighs t^gamma in the average.
+  """
+  _check_hyperparameters(alpha=alpha, gamma=gamma)
+  rule = chain(accumulate(), clip_negative(), discount(alpha, offset=_DCFR_PLUS_OFFSET))
+  return _named(
+    cfr_family(rule, gamma, alternating), 'dcfr+', alternating=alternating, alpha=alpha, gamma=gamma
+  )
+
+
+def pdcfr_plus(alpha=2.3, gamma=5.0, alternating: bool = True) -> Solver:
+  """Predictive DCFR+ (Xu et al. 2024): DCFR+'s discount with PCFR+'s prediction.
+
+  R^t = [R^(t-1) + r^t]+ * t^alpha / (t^alpha + 1); the next policy regret-
+  matches R^t + r^t; iteration t's strategy weighs t^gamma in the average.
+  """
+  _check_hyperparameters(alpha=alpha, gamma=gamma)
+  rule = chain(accumulate(), clip_negative(), discount(alpha), predict())
+  return _named(
+    cfr_family(rule, gamma, alternating), 'pdcfr+', alternating=alternating, alpha=alpha, gamma=gamma
+  )
+
+
 _RANGES = {'alpha': (0.0, math.inf), 'beta': (-math.inf, math.inf), 'gamma': (0.0, math.inf)}
 
 
@@ -349,4 +395,6 @@ ALGORITHMS: dict[str, Callable[..., Solver]] = {
   'lcfr': linear_cfr,
   'dcfr': dcfr,
   'pcfr+': pcfr_plus,
+  'dcfr+': dcfr_plus,
+  'pdcfr+': pdcfr_plus,
 }
