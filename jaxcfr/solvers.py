@@ -2,101 +2,173 @@
 
 A regret rule is a chain of small transforms of the cumulative regret `R`
 and the instantaneous regret `r` of one iteration `t = 1, 2, ...`, in the
-spirit of optax's `chain`:
+spirit of optax's `chain`. A transform may keep state of its own (the
+prediction of the optimistic rules), which the solver state carries in
+`CFRState.rule_state` without the other rules knowing of it:
 
     cfr        = chain(accumulate())
     cfr_plus   = chain(accumulate(), clip_negative())
     linear_cfr = chain(weight_by_iteration(1), accumulate())
     dcfr       = chain(accumulate(), discount(alpha, beta))
-    pcfr_plus  = chain(accumulate(), clip_negative()) + predictive regret matching
+    pcfr_plus  = chain(accumulate(), clip_negative(), predict())
+    dcfr_plus  = chain(accumulate(), clip_negative(), discount(alpha, offset=1.5))
+    pdcfr_plus = chain(accumulate(), clip_negative(), discount(alpha), predict())
+
+Discounts apply once iteration t's regret is added, with t's factor d(t),
+so `cumulative_regret` is what iteration t + 1 adds to. The DCFR+ and
+PDCFR+ papers (and their code) keep the undiscounted R^t and apply the same
+d(t) at the start of iteration t + 1: the stored regret is their R^t d(t),
+the policies are the same (d(t) > 0, and regret matching is scale-free
+within an infoset), and PDCFR+'s optimistic policy `[R^t d(t) + r^t]+`
+becomes `[cumulative_regret + prediction]+`, as in PCFR+, with no need to
+know which players have already updated within the iteration.
 
 The average strategy weights iteration t by `t ** averaging_power` (0 for
-CFR, 1 for CFR+ and Linear CFR, gamma for DCFR, 2 for PCFR+), kept as a
-running discount `((t - 1) / t) ** power` so that magnitudes stay bounded.
+CFR, 1 for CFR+ and Linear CFR, gamma for DCFR, 2 for PCFR+, 4 for DCFR+, 5
+for PDCFR+), kept as a running discount `((t - 1) / t) ** power` so that
+magnitudes stay bounded.
 
 Updates alternate between players by default (player 0 updates, then player
 1 sees player 0's new strategy, ...), as OpenSpiel's solvers do.
 Hyper-parameters may be traced values, so `jax.vmap` over a grid of them
 solves many configurations in one compiled program.
+
+Shapes: I infosets, A the most actions at any infoset.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import numbers
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from jaxcfr import sequence_form, tree
 from jaxcfr.compiler import CompiledGame
+from jaxcfr.protocol import Solver
+from jaxcfr.protocol import run as run  # `solvers.run` is the protocol's loop
 
-# (cumulative regret [I, A], instantaneous regret [I, A], iteration []) -> same pair.
-RegretTransform = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+RuleState = Any  # a pytree whose leaves have a leading infoset axis: [I, ...]
 
 
 class CFRState(NamedTuple):
-  """Solver state; every array is `[I, A]` except `iteration`."""
+  """Solver state of the CFR family."""
 
   iteration: jax.Array  # [] int32: iterations completed
-  cumulative_regret: jax.Array  # [I, A]
+  cumulative_regret: jax.Array  # [I, A]: what the next iteration adds its regret to
   cumulative_policy: jax.Array  # [I, A]: weighted sum of reach-weighted current policies
-  prediction: jax.Array  # [I, A]: latest instantaneous regret (predictive rules use it)
   policy_compensation: jax.Array  # [I, A]: Kahan compensation of `cumulative_policy`
+  # The regret rule's own state (`RegretTransform.init`), leaves [I, ...]: none for CFR, CFR+, LCFR,
+  # DCFR and DCFR+ (`()`, `((), ())`, ...); ((), (), prediction [I, A]) for PCFR+, and
+  # ((), (), (), prediction [I, A]) for PDCFR+.
+  rule_state: RuleState
 
 
-class Solver(NamedTuple):
-  """A CFR-family algorithm: `init(game)`, `update(state, game)`,
-  `current_policy(state, game)`; all pure and jittable."""
+class RegretTransform(NamedTuple):
+  """One step of a regret rule, with state of its own as in optax.
 
-  init: Callable[[CompiledGame], CFRState]
-  update: Callable[[CFRState, CompiledGame], CFRState]
-  current_policy: Callable[[CFRState, CompiledGame], jax.Array]
+  `init(cumulative_regret) -> state`: the step's state from the `[I, A]`
+    zeros the solver starts from; `()` for a stateless step. Leaves must
+    have a leading infoset axis `[I, ...]`: an alternating update keeps the
+    rows of the players that do not update.
+  `update(cumulative, instant, state, t) -> (cumulative, instant, state)`:
+    the `[I, A]` cumulative and instantaneous regret after this step, at
+    iteration `t` (`[]` int32, from 1), and the step's new state.
+  `matched_regret(cumulative, state) -> [I, A]`: the regret that regret
+    matching turns into the current policy (the cumulative regret itself,
+    unless the step is optimistic).
+  """
+
+  init: Callable[[jax.Array], RuleState]
+  update: Callable[[jax.Array, jax.Array, RuleState, jax.Array], tuple[jax.Array, jax.Array, RuleState]]
+  matched_regret: Callable[[jax.Array, RuleState], jax.Array] = lambda cumulative, state: cumulative
 
 
 # Regret transforms.
 
 
+def stateless(
+  step: Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]],
+) -> RegretTransform:
+  """A transform from `step(cumulative, instant, t) -> (cumulative, instant)`."""
+
+  def update(cumulative, instant, state, t):
+    return (*step(cumulative, instant, t), state)
+
+  return RegretTransform(lambda cumulative: (), update)
+
+
 def accumulate() -> RegretTransform:
   """R <- R + r."""
-  return lambda cumulative, instant, t: (cumulative + instant, instant)
+  return stateless(lambda cumulative, instant, t: (cumulative + instant, instant))
 
 
 def clip_negative() -> RegretTransform:
   """R <- max(R, 0) (regret matching+)."""
-  return lambda cumulative, instant, t: (jnp.maximum(cumulative, 0), instant)
+  return stateless(lambda cumulative, instant, t: (jnp.maximum(cumulative, 0), instant))
 
 
 def weight_by_iteration(power=1.0) -> RegretTransform:
   """r <- t^power * r (Linear CFR with power 1)."""
 
-  def transform(cumulative, instant, t):
+  def step(cumulative, instant, t):
     return cumulative, instant * jnp.power(t.astype(instant.dtype), power)
 
-  return transform
+  return stateless(step)
 
 
-def discount(alpha=1.5, beta=0.0) -> RegretTransform:
-  """Positive R times t^alpha / (t^alpha + 1), negative R times t^beta / (t^beta + 1)."""
+def discount(alpha=1.5, beta=0.0, offset=1.0) -> RegretTransform:
+  """Positive R times t^alpha / (t^alpha + offset), negative R times t^beta / (t^beta + offset).
 
-  def transform(cumulative, instant, t):
+  `offset` is 1 in DCFR and PDCFR+; DCFR+'s reference code uses 1.5.
+  """
+
+  def step(cumulative, instant, t):
     t = t.astype(cumulative.dtype)
-    positive = 1 / (1 + jnp.power(t, -jnp.asarray(alpha, cumulative.dtype)))
-    negative = 1 / (1 + jnp.power(t, -jnp.asarray(beta, cumulative.dtype)))
+    positive = 1 / (1 + offset * jnp.power(t, -jnp.asarray(alpha, cumulative.dtype)))
+    negative = 1 / (1 + offset * jnp.power(t, -jnp.asarray(beta, cumulative.dtype)))
     return cumulative * jnp.where(cumulative > 0, positive, negative), instant
 
-  return transform
+  return stateless(step)
+
+
+def predict() -> RegretTransform:
+  """Optimistic regret matching: match R + m, where the prediction m of the
+  next instantaneous regret is the latest one (Farina, Kroer & Sandholm 2021).
+
+  State: the prediction `[I, A]`.
+  """
+  return RegretTransform(
+    init=jnp.zeros_like,
+    update=lambda cumulative, instant, prediction, t: (cumulative, instant, instant),
+    matched_regret=lambda cumulative, prediction: cumulative + prediction,
+  )
 
 
 def chain(*transforms: RegretTransform) -> RegretTransform:
-  def transform(cumulative, instant, t):
-    for step in transforms:
-      cumulative, instant = step(cumulative, instant, t)
-    return cumulative, instant
+  """The transforms one after another; the state is the tuple of theirs."""
 
-  return transform
+  def init(cumulative):
+    return tuple(step.init(cumulative) for step in transforms)
+
+  def update(cumulative, instant, states, t):
+    new_states = []
+    for step, state in zip(transforms, states, strict=True):
+      cumulative, instant, state = step.update(cumulative, instant, state, t)
+      new_states.append(state)
+    return cumulative, instant, tuple(new_states)
+
+  def matched_regret(cumulative, states):
+    for step, state in zip(transforms, states, strict=True):
+      cumulative = step.matched_regret(cumulative, state)
+    return cumulative
+
+  return RegretTransform(init, update, matched_regret)
 
 
 # Policies.
@@ -172,29 +244,25 @@ def history_regrets(game: CompiledGame, policy: jax.Array, player: int) -> tuple
 # The family.
 
 
-def cfr_family(
-  regret_transform: RegretTransform,
-  averaging_power=0.0,
-  predictive: bool = False,
-  alternating: bool = True,
-) -> Solver:
-  """Builds a CFR-family solver.
+def cfr_family(regret_rule: RegretTransform, averaging_power=0.0, alternating: bool = True) -> Solver:
+  """Builds a CFR-family solver (registry name 'custom').
 
   Args:
-    regret_transform: how iteration t's instantaneous regret enters the
-      cumulative regret (see `chain`).
+    regret_rule: how iteration t's instantaneous regret enters the
+      cumulative regret, and what regret matching sees (see `chain`).
     averaging_power: the average strategy weights iteration t by t**power.
-    predictive: regret-match on [R + r_last]+ (predictive CFR+).
     alternating: update one player at a time (default) or all at once.
   """
 
-  def init(game: CompiledGame) -> CFRState:
+  def init(game: CompiledGame, key: jax.Array | None = None) -> CFRState:
+    del key  # full-width: nothing is sampled
     zeros = jnp.zeros(game.legal_mask.shape, game.dtype)
-    return CFRState(jnp.zeros((), jnp.int32), zeros, zeros, zeros, zeros)
+    return CFRState(jnp.zeros((), jnp.int32), zeros, zeros, zeros, regret_rule.init(zeros))
 
   def current_policy(state: CFRState, game: CompiledGame) -> jax.Array:
-    regret = state.cumulative_regret + state.prediction if predictive else state.cumulative_regret
-    return regret_matching(regret, game.legal_mask)
+    return regret_matching(
+      regret_rule.matched_regret(state.cumulative_regret, state.rule_state), game.legal_mask
+    )
 
   def update(state: CFRState, game: CompiledGame) -> CFRState:
     t = state.iteration + 1
@@ -209,18 +277,31 @@ def cfr_family(
         regret, reach_policy = player_regrets(game, policy, player)
         instant = instant + regret
         increment = increment + reach_policy
-      rows = jnp.isin(game.infoset_player, jnp.asarray(players))[:, None]
-      cumulative_regret, _ = regret_transform(state.cumulative_regret, instant, t)
+      rows = jnp.isin(game.infoset_player, jnp.asarray(players))  # [I]: the updating players' infosets
+      cumulative_regret, _, rule_state = regret_rule.update(
+        state.cumulative_regret, instant, state.rule_state, t
+      )
       state = state._replace(
-        cumulative_regret=jnp.where(rows, cumulative_regret, state.cumulative_regret),
-        prediction=jnp.where(rows, instant, state.prediction),
+        cumulative_regret=_on_rows(rows, cumulative_regret, state.cumulative_regret),
+        rule_state=jax.tree.map(functools.partial(_on_rows, rows), rule_state, state.rule_state),
       )
     cumulative_policy, compensation = _compensated_add(
       state.cumulative_policy * keep, state.policy_compensation * keep, increment
     )
     return state._replace(iteration=t, cumulative_policy=cumulative_policy, policy_compensation=compensation)
 
-  return Solver(init, update, current_policy)
+  return Solver(
+    init,
+    update,
+    current_policy,
+    average_policy,
+    hyperparameters={'averaging_power': averaging_power, 'alternating': alternating},
+  )
+
+
+def _on_rows(rows: jax.Array, new: jax.Array, old: jax.Array) -> jax.Array:
+  """`new` on the infosets where `rows` (`[I]`) holds, `old` elsewhere; arrays `[I, ...]`."""
+  return jnp.where(rows.reshape(rows.shape + (1,) * (new.ndim - 1)), new, old)
 
 
 def _compensated_add(total: jax.Array, compensation: jax.Array, value: jax.Array):
@@ -231,30 +312,68 @@ def _compensated_add(total: jax.Array, compensation: jax.Array, value: jax.Array
   return new_total, (new_total - total) - corrected
 
 
+def _named(solver: Solver, name: str, **hyperparameters) -> Solver:
+  return dataclasses.replace(solver, name=name, hyperparameters=hyperparameters)
+
+
 def cfr(alternating: bool = True) -> Solver:
   """Vanilla CFR (Zinkevich et al. 2007); OpenSpiel's `CFRSolver`."""
-  return cfr_family(accumulate(), 0.0, alternating=alternating)
+  return _named(cfr_family(accumulate(), 0.0, alternating), 'cfr', alternating=alternating)
 
 
 def cfr_plus(alternating: bool = True) -> Solver:
   """CFR+ (Tammelin 2014): RM+ and linear averaging; OpenSpiel's `CFRPlusSolver`."""
-  return cfr_family(chain(accumulate(), clip_negative()), 1.0, alternating=alternating)
+  solver = cfr_family(chain(accumulate(), clip_negative()), 1.0, alternating)
+  return _named(solver, 'cfr+', alternating=alternating)
 
 
 def linear_cfr(alternating: bool = True) -> Solver:
   """Linear CFR (Brown & Sandholm 2019): regrets and average weighted by t."""
-  return cfr_family(chain(weight_by_iteration(1.0), accumulate()), 1.0, alternating=alternating)
+  solver = cfr_family(chain(weight_by_iteration(1.0), accumulate()), 1.0, alternating)
+  return _named(solver, 'lcfr', alternating=alternating)
 
 
 def dcfr(alpha=1.5, beta=0.0, gamma=2.0, alternating: bool = True) -> Solver:
   """Discounted CFR (Brown & Sandholm 2019); OpenSpiel's `DCFRSolver`."""
   _check_hyperparameters(alpha=alpha, beta=beta, gamma=gamma)
-  return cfr_family(chain(accumulate(), discount(alpha, beta)), gamma, alternating=alternating)
+  solver = cfr_family(chain(accumulate(), discount(alpha, beta)), gamma, alternating)
+  return _named(solver, 'dcfr', alternating=alternating, alpha=alpha, beta=beta, gamma=gamma)
 
 
 def pcfr_plus(alternating: bool = True) -> Solver:
   """Predictive CFR+ (Farina, Kroer & Sandholm 2021): quadratic averaging."""
-  return cfr_family(chain(accumulate(), clip_negative()), 2.0, predictive=True, alternating=alternating)
+  solver = cfr_family(chain(accumulate(), clip_negative(), predict()), 2.0, alternating)
+  return _named(solver, 'pcfr+', alternating=alternating)
+
+
+# DCFR+'s reference code (Xu et al. 2024) discounts by t^alpha / (t^alpha + 1.5), not DCFR's + 1.
+_DCFR_PLUS_OFFSET = 1.5
+
+
+def dcfr_plus(alpha=1.5, gamma=4.0, alternating: bool = True) -> Solver:
+  """DCFR+ (Xu et al. 2024): RM+ with DCFR's discount of the (positive) regrets.
+
+  R^t = [R^(t-1) + r^t]+ * t^alpha / (t^alpha + 1.5), and iteration t's
+  strategy weighs t^gamma in the average.
+  """
+  _check_hyperparameters(alpha=alpha, gamma=gamma)
+  rule = chain(accumulate(), clip_negative(), discount(alpha, offset=_DCFR_PLUS_OFFSET))
+  return _named(
+    cfr_family(rule, gamma, alternating), 'dcfr+', alternating=alternating, alpha=alpha, gamma=gamma
+  )
+
+
+def pdcfr_plus(alpha=2.3, gamma=5.0, alternating: bool = True) -> Solver:
+  """Predictive DCFR+ (Xu et al. 2024): DCFR+'s discount with PCFR+'s prediction.
+
+  R^t = [R^(t-1) + r^t]+ * t^alpha / (t^alpha + 1); the next policy regret-
+  matches R^t + r^t; iteration t's strategy weighs t^gamma in the average.
+  """
+  _check_hyperparameters(alpha=alpha, gamma=gamma)
+  rule = chain(accumulate(), clip_negative(), discount(alpha), predict())
+  return _named(
+    cfr_family(rule, gamma, alternating), 'pdcfr+', alternating=alternating, alpha=alpha, gamma=gamma
+  )
 
 
 _RANGES = {'alpha': (0.0, math.inf), 'beta': (-math.inf, math.inf), 'gamma': (0.0, math.inf)}
@@ -276,9 +395,6 @@ ALGORITHMS: dict[str, Callable[..., Solver]] = {
   'lcfr': linear_cfr,
   'dcfr': dcfr,
   'pcfr+': pcfr_plus,
+  'dcfr+': dcfr_plus,
+  'pdcfr+': pdcfr_plus,
 }
-
-
-def run(solver: Solver, state: CFRState, game: CompiledGame, num_iterations) -> CFRState:
-  """`num_iterations` updates in one loop (jit it; the count may be traced)."""
-  return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.update(s, game), state)

@@ -8,24 +8,36 @@ from __future__ import annotations
 
 import numpy as np
 
+# (alpha, beta, gamma) of the discounted rules.
+DEFAULTS = {'dcfr': (1.5, 0.0, 2.0), 'dcfr+': (1.5, None, 4.0), 'pdcfr+': (2.3, None, 5.0)}
+
+# The constant in DCFR+'s discount (t - 1)^alpha / ((t - 1)^alpha + 1.5), as the authors' code has it.
+DCFR_PLUS_OFFSET = 1.5
+
 
 class ReferenceCFR:
-  """CFR, CFR+, LCFR, DCFR and PCFR+ by recursion over `game`'s states.
+  """CFR, CFR+, LCFR, DCFR, PCFR+, DCFR+ and PDCFR+ by recursion over `game`'s states.
 
   Regrets and averages are dicts keyed by information-state string, arrays of
-  length `num_actions` over action ids.
+  length `num_actions` over action ids. DCFR+ and PDCFR+ follow Xu et al.
+  (2024) and their code: at iteration t the previous regret is discounted by
+  (t - 1)^alpha / ((t - 1)^alpha + c) before r^t is added and the sum clipped
+  at 0; PDCFR+ then plays regret matching on R^t t^alpha / (t^alpha + 1) + r^t.
   """
 
-  def __init__(self, game, rule: str, alternating: bool = True, alpha=1.5, beta=0.0, gamma=2.0):
+  def __init__(self, game, rule: str, alternating: bool = True, alpha=None, beta=None, gamma=None):
     self.game = game
     self.rule = rule
     self.alternating = alternating
-    self.alpha, self.beta, self.gamma = alpha, beta, gamma
+    defaults = DEFAULTS.get(rule, (None, None, None))
+    given = (alpha, beta, gamma)
+    self.alpha, self.beta, self.gamma = (d if v is None else v for v, d in zip(given, defaults, strict=True))
     self.num_players = game.num_players()
     self.num_actions = game.num_distinct_actions()
     self.regret: dict[str, np.ndarray] = {}
     self.average: dict[str, np.ndarray] = {}
     self.prediction: dict[str, np.ndarray] = {}
+    self.updated: dict[str, int] = {}  # the iteration of each infoset's latest update
     self.legal: dict[str, list[int]] = {}
     self.owner: dict[str, int] = {}
     self.iteration = 0
@@ -44,13 +56,22 @@ class ReferenceCFR:
       self.regret[key] = np.zeros(self.num_actions)
       self.average[key] = np.zeros(self.num_actions)
       self.prediction[key] = np.zeros(self.num_actions)
+      self.updated[key] = 0
       self.legal[key] = list(state.legal_actions())
       self.owner[key] = player
     for action in state.legal_actions():
       self._discover(state.child(action))
 
+  def _kept(self, t: int, offset: float = 1.0) -> float:
+    """The share t^alpha / (t^alpha + offset) of the regret that the iteration after t keeps."""
+    return t**self.alpha / (t**self.alpha + offset)
+
   def policy(self, key: str) -> np.ndarray:
-    regret = self.regret[key] + (self.prediction[key] if self.rule == 'pcfr+' else 0)
+    regret = self.regret[key]
+    if self.rule == 'pcfr+':
+      regret = regret + self.prediction[key]
+    if self.rule == 'pdcfr+':
+      regret = regret * self._kept(self.updated[key]) + self.prediction[key]
     legal = self.legal[key]
     positive = np.zeros(self.num_actions)
     positive[legal] = np.maximum(regret[legal], 0)
@@ -59,6 +80,14 @@ class ReferenceCFR:
     uniform = np.zeros(self.num_actions)
     uniform[legal] = 1 / len(legal)
     return uniform
+
+  def next_regret(self, key: str) -> np.ndarray:
+    """The regret the next iteration adds r to: DCFR+'s and PDCFR+'s discounted R^t."""
+    if self.rule == 'dcfr+':
+      return self.regret[key] * self._kept(self.updated[key], DCFR_PLUS_OFFSET)
+    if self.rule == 'pdcfr+':
+      return self.regret[key] * self._kept(self.updated[key])
+    return self.regret[key]
 
   def average_policy(self, key: str) -> np.ndarray:
     weights = self.average[key]
@@ -102,7 +131,10 @@ class ReferenceCFR:
     self.iteration += 1
     t = self.iteration
     groups = [[p] for p in range(self.num_players)] if self.alternating else [list(range(self.num_players))]
-    weight = {'cfr': 1.0, 'cfr+': t, 'lcfr': t, 'dcfr': t**self.gamma, 'pcfr+': t**2}[self.rule]
+    if self.rule in DEFAULTS:
+      weight = t**self.gamma
+    else:
+      weight = {'cfr': 1.0, 'cfr+': t, 'lcfr': t, 'pcfr+': t**2}[self.rule]
     for players in groups:
       policies = {key: self.policy(key) for key in self.regret}
       instant = {key: np.zeros(self.num_actions) for key in self.regret}
@@ -120,7 +152,12 @@ class ReferenceCFR:
           continue
         self.average[key] += weight * contributions[key]
         r = instant[key] * (t if self.rule == 'lcfr' else 1)
-        regret = self.regret[key] + r
+        if self.rule == 'dcfr+':
+          regret = np.maximum(self.regret[key] * self._kept(t - 1, DCFR_PLUS_OFFSET) + r, 0)
+        elif self.rule == 'pdcfr+':
+          regret = np.maximum(self.regret[key] * self._kept(t - 1) + r, 0)
+        else:
+          regret = self.regret[key] + r
         if self.rule in ('cfr+', 'pcfr+'):
           regret = np.maximum(regret, 0)
         if self.rule == 'dcfr':
@@ -130,3 +167,4 @@ class ReferenceCFR:
           )
         self.regret[key] = regret
         self.prediction[key] = instant[key]
+        self.updated[key] = t
