@@ -185,23 +185,19 @@ _SAMPLED = (
     low=0,
   ),
   Hyperparameter('discount_interval', 'int', 1, 'discount every N iterations', low=1),
-  Hyperparameter(
-    'regret_floor', 'float', None, 'regrets never fall below this (default: off)', optional=True
-  ),
+  Hyperparameter('regret_floor', 'float', None, 'regrets never fall below this', optional=True),
 )
 _PRUNING = (
   Hyperparameter(
     'prune_threshold',
     'float',
     None,
-    'prune actions with regret below this (default: off)',
+    'prune actions with regret below this',
     optional=True,
   ),
   Hyperparameter('prune_probability', 'float', 0.95, 'share of traversals that prune', low=0.0, high=1.0),
   Hyperparameter('prune_after', 'int', 0, 'no pruning before iteration N', low=0),
-  Hyperparameter(
-    'regret_floor', 'float', None, 'regrets never fall below this (default: off)', optional=True
-  ),
+  Hyperparameter('regret_floor', 'float', None, 'regrets never fall below this', optional=True),
 )
 
 _DEEP = (
@@ -333,8 +329,10 @@ def add_flags(parser) -> None:
     if family not in groups:
       groups[family] = parser.add_argument_group(f'{family} hyper-parameters')
     defaults = {p.shown() for _, p in takers}
-    if parameter.kind == 'bool':
+    if parameter.negated:
       where = f'[{", ".join(names)}]'
+    elif parameter.kind == 'bool':
+      where = f'[{", ".join(names)}; default {"on" if parameter.default else "off"}]'
     elif len(defaults) == 1:
       where = f'[{", ".join(names)}; default {defaults.pop()}]'
     else:

@@ -17,9 +17,11 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import time
 
 from jaxcfr import algorithms, outputs
+from jaxcfr.version import __version__
 
 DEFAULT_ITERATIONS = 1000
 DEFAULT_KEEP = 3
@@ -29,8 +31,16 @@ class UsageError(Exception):
   """Bad input: printed as one line, exit status 2."""
 
 
+class _Formatter(argparse.HelpFormatter):
+  def _split_lines(self, text, width):  # keep names such as os-mccfr whole
+    return textwrap.wrap(text, width, break_on_hyphens=False)
+
+
 class _Parser(argparse.ArgumentParser):
   """Prints one error line and where help is, not the whole usage block."""
+
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, formatter_class=_Formatter, **kwargs)
 
   def error(self, message):
     self.exit(2, f"{self.prog}: error: {message}\nsee '{self.prog} --help'\n")
@@ -44,7 +54,7 @@ _POSITIVE_FLOAT = algorithms.argument_type(
 
 def build_parser() -> argparse.ArgumentParser:
   parser = _Parser(prog='jaxcfr', description='Solve imperfect-information games with CFR.')
-  parser.add_argument('--version', action='version', version=f'jaxcfr {_version()}')
+  parser.add_argument('--version', action='version', version=f'jaxcfr {__version__}')
   commands = parser.add_subparsers(dest='command', required=True)
 
   games = commands.add_parser('games', help='list the built-in games with their sizes')
@@ -135,15 +145,6 @@ def _add_output_options(parser, quiet: bool = True) -> None:
       action='store_true',
       help='do not use the persistent compilation cache (see jaxcfr.backend.cache_directory)',
     )
-
-
-def _version() -> str:
-  from importlib import metadata  # noqa: PLC0415
-
-  try:
-    return metadata.version('jaxcfr')
-  except metadata.PackageNotFoundError:
-    return 'unknown'
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -388,7 +389,7 @@ def _evaluate_command(args) -> int:
     'compile_seconds': compile_seconds,
     'dtype': args.dtype,
     'policy_metadata': {k: v for k, v in blueprint.metadata.items() if k not in ('format', 'format_version')},
-    'version': jaxcfr.__version__,
+    'version': __version__,
   }
   print(
     f'exploitability {report["exploitability"]:.6g} (NashConv {report["nash_conv"]:.6g}), '
