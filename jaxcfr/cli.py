@@ -377,7 +377,8 @@ def _evaluate_command(args) -> int:
     if args.dtype is None:
       recorded = blueprint.metadata.get('dtype')
       args.dtype = recorded if recorded in ('float32', 'float64') else 'float64'
-      jax.config.update('jax_enable_x64', args.dtype == 'float64')
+      if args.dtype == 'float64':
+        jax.config.update('jax_enable_x64', True)
     game, compile_seconds = _compile(args, game_spec, log)
     policy = blueprint.policy_for(game)
   except jaxcfr.GameError as error:

@@ -3,7 +3,9 @@
 On a terminal, a live tqdm bar; anywhere else (a log file, a pipe) a few plain
 lines: one at each tenth of `total` (at most one per `min_interval` seconds),
 one per `interval` seconds when the total is unknown, and a final line with the
-count and the time taken; nothing at all with `quiet`.
+count and the time taken once the work has shown progress or lasted
+`min_interval` seconds (a quick run's own result says it all); nothing at all
+with `quiet`.
 
     with Progress(total=1000, desc='cfr+', unit='it', quiet=args.quiet) as progress:
       for ...:
@@ -45,6 +47,7 @@ class Progress:
     self._closed = quiet
     self._bar = None
     self._plain = False
+    self._shown = False  # a plain line was written
     self._interval = interval
     self._min_interval = min_interval
     self._start = self._last = time.monotonic()
@@ -96,13 +99,14 @@ class Progress:
       self._bar.close()
     else:
       seconds = time.monotonic() - self._start
-      self._write(f'{self._prefix()}{self.count:,} {self.unit} done in {seconds:.1f} s{self._tail()}')
+      if self._plain and (self._shown or seconds >= self._min_interval):  # a quick run's result says it all
+        self._write(f'{self._prefix()}{self.count:,} {self.unit} done in {seconds:.1f} s{self._tail()}')
 
   def _tenth(self, count: int) -> int:
     return 10 * count // self.total if self.total else 0
 
   def _line(self, now: float) -> None:
-    self._last = now
+    self._last, self._shown = now, True
     seconds = now - self._start
     if self.total:
       progress = f'{self.count:,}/{self.total:,} {self.unit} ({100 * self.count // self.total}%)'

@@ -70,7 +70,7 @@ def open_checkpoints(
   if existing and not resume:
     raise TrainingError(
       f'{directory!r} already holds checkpoints (newest: iteration {existing[-1]:,}); '
-      'resume to continue that run, or choose another directory'
+      'resume it (--resume; resume=True) or choose another directory'
     )
   return checkpointer, existing
 

@@ -257,12 +257,15 @@ def test_progress_on_a_log_writes_a_few_plain_lines():
   assert lines[-1].startswith('flop histograms: 1,000 board done in ') and lines[-1].endswith(', done')
   assert '\r' not in stream.getvalue()
 
-  stream = io.StringIO()  # a fast loop: only the final line; an unknown total likewise
+  stream = io.StringIO()  # a loop quicker than min_interval: nothing; an unknown total likewise
   with Progress(total=1000, stream=stream) as progress:
     progress.update(1000)
   with Progress(stream=stream, unit='traversal') as progress:
     progress.update(5)
-  assert stream.getvalue().count('\n') == 2 and '5 traversal done' in stream.getvalue()
+  assert stream.getvalue() == ''
+  with Progress(stream=stream, unit='traversal', min_interval=0) as progress:
+    progress.update(5)
+  assert stream.getvalue().count('\n') == 1 and '5 traversal done' in stream.getvalue()
 
 
 def test_progress_quiet_and_terminal():
