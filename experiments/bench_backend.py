@@ -2,11 +2,13 @@
 
 For each game and full-width algorithm: milliseconds per iteration (median of
 timed chunks), solve seconds and iterations to each exploitability target
-(checks every x1.25 iterations, excluded from the solve time), seconds per
+(`jaxcfr.train` for `--budget` solve seconds, evaluating every x1.25
+iterations; evaluations and JIT excluded from the solve time), seconds per
 exact exploitability; then external-sampling MCCFR traversals per second at
-several batch sizes. `--ablation` adds the per-iteration time of each
-algorithm over histories and over sequences, with and without
-`jaxcfr.compiler_options()`. Writes `bench_backend.md` and `bench_backend.json`.
+several batch sizes (`jaxcfr.train` for `--mccfr-seconds`). `--ablation` adds
+the per-iteration time of each algorithm over histories and over sequences,
+with and without `jaxcfr.compiler_options()`. Writes `bench_backend.md` and
+`bench_backend.json`.
 
     python experiments/bench_backend.py --quick
     python experiments/bench_backend.py --games leduc,liars_dice --out results/gpu
@@ -17,7 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import math
 import os
 import statistics
 import sys
@@ -26,7 +27,9 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import backend, compiler, evaluation, mccfr, protocol, solvers
+# Submodules rather than `import jaxcfr`, as in convergence.py.
+from jaxcfr import algorithms as registry
+from jaxcfr import backend, compiler, protocol, training
 
 
 def log(message: str) -> None:
@@ -52,6 +55,9 @@ def parse_args(argv=None):
   return args
 
 
+GROWTH = 1.25  # evaluation grid: iteration counts 1, 2, ..., each about x1.25 the last
+
+
 def timed(function, *args) -> float:
   start = time.perf_counter()
   jax.block_until_ready(function(*args))
@@ -65,78 +71,71 @@ def ms_per_iteration(run, state, game, repeats: int) -> float:
   return statistics.median(timed(run, state, game, jnp.int32(chunk)) / chunk * 1e3 for _ in range(repeats))
 
 
-def full_width(game, algorithm: str, targets: list[float], args) -> dict:
-  solver = solvers.ALGORITHMS[algorithm]()
+def compiled_run(solver, game, **options):
+  """`jaxcfr.run` of `solver`, compiled for `game` (the iteration count traced), and a fresh state."""
   state = solver.init(game)
-  start = time.perf_counter()
-  run = backend.jit(solvers.run, static_argnums=0).lower(solver, state, game, jnp.int32(1)).compile()
-  exploit = (
-    backend.jit(lambda s, g: evaluation.exploitability(g, solvers.average_policy(s, g)))
-    .lower(state, game)
-    .compile()
-  )
-  jit_seconds = time.perf_counter() - start
+  run = jax.jit(lambda s, g, n: protocol.run(solver, s, g, n), **options)
+  return run.lower(state, game, jnp.int32(1)).compile(), state
+
+
+def evaluation_grid(limit: int = 10**9) -> list[int]:
+  """Iteration counts 1, 2, 3, ... growing by `GROWTH`, up to `limit`."""
+  points, point = [], 1
+  while point <= limit:
+    points.append(point)
+    point = max(point + 1, int(point * GROWTH))
+  return points
+
+
+def full_width(game, algorithm: str, targets: list[float], args) -> dict:
+  solver = registry.make_solver(algorithm)
+  # ms/iteration times chunks of a compiled `run` (no training run: no budget, no evaluations),
+  # as the micro-measurement it is; the time to targets below is a training run.
+  run, state = compiled_run(solver, game, compiler_options=backend.compiler_options())
   ms = ms_per_iteration(run, state, game, args.repeats)
-  evaluation_seconds = statistics.median(timed(exploit, state, game) for _ in range(args.repeats))
-  reached, seconds, done, point = {}, 0.0, 0, 1
-  value = math.inf
-  while seconds < args.budget and len(reached) < len(targets):
-    start = time.perf_counter()
-    state = jax.block_until_ready(run(state, game, jnp.int32(point - done)))
-    seconds += time.perf_counter() - start
-    done = point
-    value = float(exploit(state, game))
+  result = training.train(game, solver, seconds=args.budget, eval_at=evaluation_grid())
+  reached = {}
+  for point in result.curve:
     for target in targets:
-      if target not in reached and value <= target:
-        reached[target] = (seconds, done)
-    point = max(point + 1, int(point * 1.25))
+      if target not in reached and point['exploitability'] <= target:
+        reached[target] = (point['seconds'], point['iteration'])
   return {
     'algorithm': algorithm,
     'ms_per_iteration': ms,
-    'jit_seconds': jit_seconds,
-    'evaluation_seconds': evaluation_seconds,
+    'jit_seconds': result.jit_seconds,
+    'evaluation_seconds': result.evaluation_seconds,
     'targets': {f'{t:g}': reached.get(t) for t in targets},
-    'final_exploitability': value,
-    'iterations': done,
+    'final_exploitability': result.exploitability,
+    'iterations': result.iterations,
   }
 
 
 def ablation(game, algorithm: str, args) -> dict:
-  """ms/iteration over histories and over sequences, with and without the compiler options."""
-  solver = solvers.ALGORITHMS[algorithm]()
+  """ms/iteration over histories and over sequences, with and without the compiler options.
+
+  A microbenchmark of the compiled `run` alone: what differs is the compiler's input and
+  options, so no training loop is involved.
+  """
+  solver = registry.make_solver(algorithm)
   row = {}
   for path, variant in (('histories', game.replace(sequence_form=None)), ('sequences', game)):
     for label, options in (('default', {}), ('compiler_options', backend.compiler_options())):
-      state = solver.init(variant)
-      run = jax.jit(solvers.run, static_argnums=0, compiler_options=options)
-      run = run.lower(solver, state, variant, jnp.int32(1)).compile()
+      run, state = compiled_run(solver, variant, compiler_options=options)
       row[f'{path}, {label}'] = ms_per_iteration(run, state, variant, args.repeats)
   return row
 
 
 def external_sampling(game, batch_size: int, args) -> dict:
-  solver = mccfr.es_mccfr(batch_size=batch_size)
-  run = backend.jit(lambda s, g, n: protocol.run(solver, s, g, n))
-  state = solver.init(game, jax.random.key(0))
-  start = time.perf_counter()
-  state = jax.block_until_ready(run(state, game, 1))
-  jit_seconds = time.perf_counter() - start
-  iterations, seconds = 0, 0.0
-  count = 1
-  while seconds < args.mccfr_seconds:
-    start = time.perf_counter()
-    state = jax.block_until_ready(run(state, game, count))
-    seconds += time.perf_counter() - start
-    iterations += count
-    count *= 2
-  exploitability = float(evaluation.exploitability(game, mccfr.average_policy(state, game)))
+  solver = registry.make_solver('es-mccfr', batch_size=batch_size)
+  # One evaluation, at the end (the solve seconds exclude it and the JIT either way).
+  result = training.train(game, solver, key=0, seconds=args.mccfr_seconds, eval_at=())
   return {
     'batch_size': batch_size,
-    'traversals_per_second': iterations * batch_size * game.num_players / seconds,
-    'jit_seconds': jit_seconds,
-    'iterations': iterations + 1,
-    'seconds': seconds,
-    'exploitability': exploitability,
+    'traversals_per_second': result.iterations * batch_size * game.num_players / result.seconds,
+    'jit_seconds': result.jit_seconds,
+    'iterations': result.iterations,
+    'seconds': result.seconds,
+    'exploitability': result.exploitability,
   }
 
 

@@ -42,8 +42,8 @@ for `advantage_network_train_steps` (750) steps, ignoring
 `policy_network_train_steps`. The restore above does not depend on the former.
 
 jaxcfr: `jaxcfr solve GAME --algorithm deep-cfr --seconds S --seed N --json
-PATH --quiet` in a subprocess (the console script next to `sys.executable`),
-plus `--jaxcfr-args`. The CLI then evaluates every tenth of the budget, like
+PATH --quiet` in a subprocess (`python -m jaxcfr.cli` of this checkout, which
+trains with `jaxcfr.train`), plus `--jaxcfr-args`. The CLI then evaluates every tenth of the budget, like
 the OpenSpiel side. Its curve's `seconds` are the CLI's solve wall-clock: jit
 compilation and exact exploitability evaluation excluded, training the
 strategy network for each evaluated policy included (as on the OpenSpiel side).
@@ -259,9 +259,18 @@ def run_openspiel(name: str, budget: float, eval_every: float, args) -> list[dic
 # jaxcfr.
 
 
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def jaxcfr_command() -> list[str]:
-  script = os.path.join(os.path.dirname(sys.executable), 'jaxcfr')
-  return [script] if os.path.exists(script) else [sys.executable, '-m', 'jaxcfr.cli']
+  """This checkout's CLI (`jaxcfr_environment` puts it first on the path), not whichever
+  `jaxcfr` console script is installed: that one may belong to another checkout."""
+  return [sys.executable, '-m', 'jaxcfr.cli']
+
+
+def jaxcfr_environment(platform: str) -> dict:
+  path = os.pathsep.join(p for p in (REPOSITORY, os.environ.get('PYTHONPATH')) if p)
+  return dict(os.environ, JAX_PLATFORMS=platform, PYTHONPATH=path)
 
 
 def run_jaxcfr(name: str, budget: float, eval_every: int | None, json_path: str, args) -> list[dict]:
@@ -273,8 +282,8 @@ def run_jaxcfr(name: str, budget: float, eval_every: int | None, json_path: str,
   command += shlex.split(args.jaxcfr_args)
   log(f'  $ {shlex.join(command)}')
   if os.path.exists(json_path):
-    os.remove(json_path)  # never read a stale result
-  completed = subprocess.run(command, stdout=sys.stderr, env=dict(os.environ, JAX_PLATFORMS=args.platform))
+    os.remove(json_path)  # never read a stale result (and the CLI writes no file over another)
+  completed = subprocess.run(command, stdout=sys.stderr, env=jaxcfr_environment(args.platform))
   if completed.returncode != 0:
     raise RuntimeError(f'jaxcfr exited with status {completed.returncode}')
   with open(json_path) as file:

@@ -9,9 +9,12 @@ is one traversal per player (as one jaxcfr iteration is `--batch-size` per
 player), so traversals per second compare like with like.
 
 OpenSpiel: `pyspiel.ExternalSamplingMCCFRSolver` / `OutcomeSamplingMCCFRSolver`
-(simple averaging, exploration 0.6), single-threaded C++. jaxcfr: `es_mccfr` /
-`os_mccfr` with `--batch-size` traversals per player per iteration, linear
-weighting on, split over `--devices` (on a CPU, host devices: one per core).
+(simple averaging, exploration 0.6), single-threaded C++, run in timed chunks
+that stop at each budget. jaxcfr: the registry's `es-mccfr` / `os-mccfr` with
+`--batch-size` traversals per player per iteration, linear weighting on, split
+over `--devices` (on a CPU, host devices: one per core), in one `jaxcfr.train`
+run of the largest budget that evaluates at every budget mark (its solve
+seconds include producing each average policy, a normalisation).
 
     python experiments/bench_mccfr.py --quick
     python experiments/bench_mccfr.py --devices 2 --budgets 2,6,20,60 --out results/mccfr
@@ -47,11 +50,14 @@ if ARGS.devices > 1 and 'xla_force_host_platform_device_count' not in os.environ
 
 import datetime  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import time  # noqa: E402
 
 import jax  # noqa: E402
 
-from jaxcfr import backend, compiler, evaluation, mccfr, protocol  # noqa: E402
+# Submodules rather than `import jaxcfr`, as in convergence.py.
+from jaxcfr import algorithms as registry  # noqa: E402
+from jaxcfr import compiler, training  # noqa: E402
 
 OPENSPIEL_NAMES = {'kuhn': 'kuhn_poker', 'leduc': 'leduc_poker'}
 
@@ -112,29 +118,51 @@ def run_openspiel(name: str, scheme: str, budgets: list[float], seed: int) -> li
   )
 
 
+def evaluation_interval(budgets: list[float]) -> float:
+  """The longest interval (to the millisecond) of which every budget is a multiple, so that
+  evaluating every that many solve seconds evaluates at each budget."""
+  return math.gcd(*(max(1, round(1000 * budget)) for budget in budgets)) / 1000
+
+
 def run_jaxcfr(name: str, scheme: str, budgets: list[float], args) -> tuple[list[dict], float]:
+  """One `jaxcfr.train` run of `max(budgets)` solve seconds, evaluated at every budget mark;
+  each budget's row is the evaluation nearest to it."""
   game = compiler.compile_game(name)
-  factory = mccfr.es_mccfr if scheme == 'external' else mccfr.os_mccfr
-  solver = factory(batch_size=args.batch_size, devices=args.devices, linear_until=10**9)
-  run = backend.jit(lambda state, g, n: protocol.run(solver, state, g, n))
-  exploit = backend.jit(lambda state, g: evaluation.exploitability(g, mccfr.average_policy(state, g)))
-  start = time.perf_counter()
-  jax.block_until_ready(run(solver.init(game, jax.random.key(args.seed)), game, 1))
-  jit_seconds = time.perf_counter() - start
-  state = [solver.init(game, jax.random.key(args.seed))]
-
-  def step(count):
-    state[0] = jax.block_until_ready(run(state[0], game, count))
-
-  rows = run_budgets(
-    f'jaxcfr    {name} {scheme}',
-    step,
-    lambda: float(exploit(state[0], game)),
-    args.batch_size * game.num_players,
-    budgets,
-    10,
+  algorithm = 'es-mccfr' if scheme == 'external' else 'os-mccfr'
+  solver = registry.make_solver(
+    algorithm, devices=args.devices, batch_size=args.batch_size, linear_until=10**9
   )
-  return rows, jit_seconds
+  result = training.train(
+    game,
+    solver,
+    key=args.seed,
+    seconds=max(budgets),
+    eval_every_seconds=evaluation_interval(budgets),
+    # No iteration limit in effect, but one given: with only time-based evaluations and no
+    # iteration total, `train` runs one iteration per chunk; a total lets the solve-time
+    # budget and the evaluation marks size the chunks.
+    iterations=training.NEVER,
+  )
+  traversals_per_iteration = args.batch_size * game.num_players
+  rows = []
+  for budget in budgets:
+    point = min(result.curve, key=lambda point: abs(point['seconds'] - budget))
+    traversals = point['iteration'] * traversals_per_iteration
+    rows.append(
+      dict(
+        budget=budget,
+        seconds=point['seconds'],
+        iterations=point['iteration'],
+        traversals=traversals,
+        traversals_per_second=traversals / point['seconds'],
+        exploitability=point['exploitability'],
+      )
+    )
+    log(
+      f'  jaxcfr    {name} {scheme} {budget:>4g} s: exploitability {point["exploitability"]:.4g} '
+      f'after {point["iteration"]:,} iterations ({point["seconds"]:.2f} s)'
+    )
+  return rows, result.jit_seconds
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """jaxcfr against OpenSpiel's CFR solvers, side by side in one process.
 
-Implementations: jaxcfr (jitted `solvers.run`), OpenSpiel's C++ `CFRSolver` /
+Implementations: jaxcfr (the registry's full-width solvers), OpenSpiel's C++ `CFRSolver` /
 `CFRPlusSolver` (through pyspiel) and OpenSpiel's own JAX CFR (`JaxCFR`).
 Per (game, implementation, algorithm) it measures
 
@@ -8,7 +8,11 @@ Per (game, implementation, algorithm) it measures
   (b) solve seconds to reach each `--targets` exploitability: the solver
       runs in chunks ending at geometrically spaced iteration counts, only the
       update calls are timed and exploitability is checked between chunks;
-      a run stops at `--budget` solve seconds ('>budget');
+      a run stops at `--budget` solve seconds ('>budget') or once every
+      target is reached. jaxcfr's run is `jaxcfr.train` for the budget,
+      evaluating at those counts (its solve seconds also count producing each
+      average policy); it does not stop at the last target, so its final
+      exploitability is the budget's;
   (c) seconds per exact exploitability of the average policy: OpenSpiel's
       `pyspiel.exploitability(game, solver.average_policy())` vs the jitted
       `jaxcfr` exploitability (median over `--repeats`).
@@ -38,10 +42,13 @@ import jax.numpy as jnp
 
 # Submodules rather than `import jaxcfr`: these also resolve under a stale editable install
 # that maps `jaxcfr` as a namespace package.
-from jaxcfr import backend, compiler, evaluation, solvers
+from jaxcfr import algorithms as registry
+from jaxcfr import backend, compiler, evaluation, protocol, training
 
 OPENSPIEL_NAMES = {'kuhn': 'kuhn_poker', 'leduc': 'leduc_poker', 'liars_dice': 'liars_dice'}
-JAXCFR_ALGORITHMS = ('cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+')
+JAXCFR_ALGORITHMS = tuple(
+  name for name, entry in registry.REGISTRY.items() if entry.family == registry.FULL_WIDTH
+)
 CPP_SOLVERS = {'cfr': 'CFRSolver', 'cfr+': 'CFRPlusSolver'}
 # JaxCFR's constructor flags: its default is CFR+; with both off it is vanilla CFR.
 OPENSPIEL_JAX_CONFIGS = {
@@ -71,18 +78,29 @@ def short_error(error: BaseException) -> str:
 
 
 class JaxcfrRunner:
+  """A registry solver: `advance` runs chunks of one compiled `jaxcfr.run` (for the
+  ms/iteration micro-measurement, which times chunks rather than a training run);
+  `solve_to_targets` is a `jaxcfr.train` run."""
+
   implementation = 'jaxcfr'
 
-  def __init__(self, game, algorithm: str, evaluate):
-    self.game, self.algorithm, self._evaluate = game, algorithm, evaluate
-    self.solver = solvers.ALGORITHMS[algorithm]()
+  def __init__(self, game, algorithm: str):
+    self.game, self.algorithm = game, algorithm
+    self.solver = solver = registry.make_solver(algorithm)
     start = time.perf_counter()
-    state = self.solver.init(game)
-    # Solver static, iteration count traced: one program for every chunk size.
-    run = backend.jit(solvers.run, static_argnums=0)
-    self._run = run.lower(self.solver, state, game, jnp.int32(1)).compile()
+    state = solver.init(game)
+    # Solver closed over, iteration count traced: one program for every chunk size.
+    run = backend.jit(lambda s, g, n: protocol.run(solver, s, g, n))
+    self._run = run.lower(state, game, jnp.int32(1)).compile()
     jax.block_until_ready(self._run(state, game, jnp.int32(0)))  # warm-up
     self.setup_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+
+    def exploitability(s, g):  # one program: the average policy and its exploitability
+      return evaluation.exploitability(g, solver.average_policy(s, g))
+
+    self._evaluate = backend.jit(exploitability).lower(state, game).compile()
+    self.evaluation_jit_seconds = time.perf_counter() - start
     self.reset()
 
   def reset(self) -> None:
@@ -95,7 +113,25 @@ class JaxcfrRunner:
     return float(self._evaluate(self.state, self.game))
 
   def average_policy(self):
-    return solvers.average_policy(self.state, self.game)
+    return self.solver.average_policy(self.state, self.game)
+
+  def solve_to_targets(self, targets: list[float], budget: float, growth: float) -> dict:
+    """`solve_to_targets`'s measurement as a `jaxcfr.train` run: `budget` solve seconds,
+    evaluated at the same iteration counts; the final state is kept for what follows."""
+    result = training.train(self.game, self.solver, seconds=budget, eval_at=evaluation_points(growth))
+    self.state = result.state
+    trace = [(point['iteration'], point['seconds'], point['exploitability']) for point in result.curve]
+    reached = {}
+    for done, seconds, value in trace:
+      for target in targets:
+        if target not in reached and value <= target:
+          reached[target] = dict(iteration=done, seconds=seconds)
+    return dict(
+      reached={str(t): reached.get(t) for t in targets},
+      trace=trace,
+      final=trace[-1],
+      jit_seconds=result.jit_seconds,
+    )
 
 
 class OpenSpielCppRunner:
@@ -166,6 +202,15 @@ def ms_per_iteration(runner, repeats: int, chunk_seconds: float, max_chunk: int)
   return dict(median=statistics.median(samples), chunk=chunk, samples=samples)
 
 
+def evaluation_points(growth: float, limit: int = 10**9) -> list[int]:
+  """The iteration counts `solve_to_targets` checks at: 1, then x `growth` each time."""
+  points, point = [], 1
+  while point <= limit:
+    points.append(point)
+    point = max(point + 1, math.ceil(point * growth))
+  return points
+
+
 def solve_to_targets(runner, targets: list[float], budget: float, growth: float) -> dict:
   """Solve seconds (update calls only) and iterations until exploitability <= each target.
 
@@ -205,7 +250,10 @@ def measure(runner, args) -> dict:
     result['init_seconds'] = runner.init_seconds
   result['ms_per_iteration'] = ms_per_iteration(runner, args.repeats, args.chunk_seconds, args.max_chunk)
   log(f'  {label}: {result["ms_per_iteration"]["median"]:.3f} ms/iteration; solving to targets')
-  result['solve'] = solve_to_targets(runner, args.targets, args.budget, args.growth)
+  if hasattr(runner, 'solve_to_targets'):  # jaxcfr: a training run
+    result['solve'] = runner.solve_to_targets(args.targets, args.budget, args.growth)
+  else:
+    result['solve'] = solve_to_targets(runner, args.targets, args.budget, args.growth)
   iteration, seconds, value = result['solve']['final']
   log(f'  {label}: {iteration} iterations in {seconds:.2f} s, exploitability {value:.3e}')
   result['exploitability_seconds'] = exploitability_seconds(runner, args.repeats)
@@ -241,20 +289,9 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
     f'{name}: {compiled.num_histories:,} histories, {compiled.num_infosets:,} infosets, '
     f'compile_game {info["jaxcfr_compile_game_seconds"]:.1f} s'
   )
-  evaluate = None
-  if 'jaxcfr' in args.implementations:
-    start = time.perf_counter()
-    state = solvers.ALGORITHMS['cfr']().init(compiled)
-    evaluate = (
-      backend.jit(lambda state, game: evaluation.exploitability(game, solvers.average_policy(state, game)))
-      .lower(state, compiled)
-      .compile()
-    )
-    info['jaxcfr_exploitability_jit_seconds'] = time.perf_counter() - start
-
   plan = []
   if 'jaxcfr' in args.implementations:
-    plan += [('jaxcfr', a, lambda a=a: JaxcfrRunner(compiled, a, evaluate)) for a in args.algorithms]
+    plan += [('jaxcfr', a, lambda a=a: JaxcfrRunner(compiled, a)) for a in args.algorithms]
   if 'openspiel-cpp' in args.implementations:
     plan += [
       ('openspiel-cpp', a, lambda a=a: OpenSpielCppRunner(os_game, a))
@@ -266,7 +303,7 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
       ('openspiel-jax', a, lambda a=a: OpenSpielJaxRunner(os_game, a)) for a in args.openspiel_jax_algorithms
     ]
 
-  rows = []
+  rows, evaluation_jit = [], []
   for implementation, algorithm, make in plan:
     row = dict(game=name, implementation=implementation, algorithm=algorithm)
     try:
@@ -277,6 +314,8 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
       log(traceback.format_exc())
       rows.append(row)
       continue
+    if implementation == 'jaxcfr':
+      evaluation_jit.append(runner.evaluation_jit_seconds)
     try:
       row.update(measure(runner, args))
       if implementation == 'jaxcfr' and args.check:
@@ -291,6 +330,8 @@ def bench_game(name: str, args) -> tuple[dict, list[dict]]:
       log(traceback.format_exc())
     rows.append(row)
     del runner
+  if evaluation_jit:  # each algorithm's state differs, so each has its own program
+    info['jaxcfr_exploitability_jit_seconds'] = statistics.median(evaluation_jit)
   return info, rows
 
 
