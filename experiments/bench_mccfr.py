@@ -138,10 +138,6 @@ def run_jaxcfr(name: str, scheme: str, budgets: list[float], args) -> tuple[list
     key=args.seed,
     seconds=max(budgets),
     eval_every_seconds=evaluation_interval(budgets),
-    # No iteration limit in effect, but one given: with only time-based evaluations and no
-    # iteration total, `train` runs one iteration per chunk; a total lets the solve-time
-    # budget and the evaluation marks size the chunks.
-    iterations=training.NEVER,
   )
   traversals_per_iteration = args.batch_size * game.num_players
   rows = []

@@ -32,7 +32,6 @@ from jaxcfr.games import GameError, load_game
 from jaxcfr.policies import Blueprint, load_policy
 from jaxcfr.protocol import Solver, run
 from jaxcfr.solvers import (
-  ALGORITHMS,
   CFRState,
   accumulate,
   average_policy,
@@ -52,7 +51,6 @@ from jaxcfr.training import Progress, Result, TrainingError, train
 from jaxcfr.version import __version__  # noqa: F401 (jaxcfr.__version__)
 
 __all__ = [
-  'ALGORITHMS',
   'Blueprint',
   'CheckError',
   'Progress',

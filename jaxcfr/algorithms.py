@@ -132,6 +132,11 @@ class Algorithm:
       raise ValueError(f'{self.name} takes no hyper-parameter {unknown[0]!r} (it takes: {accepted})')
     return {h.name: h.check(values.get(h.name, h.default), self.name) for h in self.hyperparameters}
 
+  def function(self):
+    """The factory itself (no validation: it also takes traced hyper-parameters, for `vmap`)."""
+    module, name = self.factory.split(':')
+    return getattr(importlib.import_module(module), name)
+
   def make(self, *, devices: int = 1, **values):
     """The solver, built by the factory from validated hyper-parameters."""
     config = self.resolve(**values)
@@ -139,8 +144,7 @@ class Algorithm:
       if self.family != SAMPLED:
         raise ValueError(f'{self.name} runs on one device (sampled MCCFR splits over devices); got {devices}')
       config['devices'] = devices
-    module, function = self.factory.split(':')
-    return getattr(importlib.import_module(module), function)(**config)
+    return self.function()(**config)
 
 
 def _is_int(value) -> bool:
@@ -275,6 +279,11 @@ _ALGORITHMS = (
 
 REGISTRY: dict[str, Algorithm] = {algorithm.name: algorithm for algorithm in _ALGORITHMS}
 DEFAULT = 'dcfr'
+
+
+def names(family: str | None = None) -> list[str]:
+  """Registered names, of one family if given."""
+  return [name for name, entry in REGISTRY.items() if family in (None, entry.family)]
 
 
 def get(name: str) -> Algorithm:

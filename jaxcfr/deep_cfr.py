@@ -481,6 +481,3 @@ def _by_action(game: CompiledGame, rows: jax.Array, values: jax.Array):
 
 def _replace(items: tuple, p: int, value) -> tuple:
   return (*items[:p], value, *items[p + 1 :])
-
-
-ALGORITHMS: dict[str, Callable[..., DeepSolver]] = {'deep-cfr': deep_cfr, 'sd-cfr': sd_cfr}

@@ -37,7 +37,6 @@ last betting round, nor at `no_prune_depths`) and a `regret_floor`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -426,6 +425,3 @@ def _fit(values: jax.Array, width: int) -> jax.Array:
   if values.shape[-1] >= width:
     return values[..., :width]
   return jnp.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, width - values.shape[-1])])
-
-
-ALGORITHMS: dict[str, Callable[..., Solver]] = {'es-mccfr': es_mccfr, 'os-mccfr': os_mccfr}

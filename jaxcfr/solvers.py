@@ -387,14 +387,3 @@ def _check_hyperparameters(**values) -> None:
     low, high = _RANGES[name]
     if not (math.isfinite(value) and low <= value <= high):
       raise ValueError(f'{name} must be a finite number in [{low}, {high}], got {value}')
-
-
-ALGORITHMS: dict[str, Callable[..., Solver]] = {
-  'cfr': cfr,
-  'cfr+': cfr_plus,
-  'lcfr': linear_cfr,
-  'dcfr': dcfr,
-  'pcfr+': pcfr_plus,
-  'dcfr+': dcfr_plus,
-  'pdcfr+': pdcfr_plus,
-}

@@ -219,7 +219,7 @@ def train(
   try:
     while not finished(done, solve_seconds + reserve):
       limits = [t - done for t in (next_eval, iterations, next_save) if t is not None]
-      steps = min(limits) if limits else 1
+      steps = min(limits) if limits else NEVER  # bounded below by the time left and the report interval
       if per_iteration is None:  # the first chunk measures the speed: one iteration
         steps = 1
       else:
@@ -228,7 +228,7 @@ def train(
           room.append(seconds - solve_seconds - reserve)
         if next_eval_time is not None:
           room.append(next_eval_time - solve_seconds)
-        steps = max(1, min(steps, int(min(room) / per_iteration)))
+        steps = max(1, min(steps, int(min(room) / max(per_iteration, 1e-9)), 2**30))
       start = time.perf_counter()
       state = jax.block_until_ready(run_chunk(state, game, jnp.asarray(steps, jnp.int32)))
       elapsed = time.perf_counter() - start

@@ -11,6 +11,10 @@ import jax.numpy as jnp  # noqa: E402
 import pytest  # noqa: E402
 
 import jaxcfr  # noqa: E402
+from jaxcfr import algorithms  # noqa: E402
+
+# name -> factory of every full-width algorithm (the factories take traced hyper-parameters too).
+FULL_WIDTH = {name: algorithms.REGISTRY[name].function() for name in algorithms.names(algorithms.FULL_WIDTH)}
 
 
 @functools.cache

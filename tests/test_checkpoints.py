@@ -16,7 +16,7 @@ import time
 import jax
 import numpy as np
 import pytest
-from conftest import compiled, jitted_run
+from conftest import FULL_WIDTH, compiled, jitted_run
 from test_cli import run_cli
 
 import jaxcfr
@@ -45,10 +45,10 @@ def assert_states_equal(a, b):
 IDENTITY = {'game': 'kuhn', 'algorithm': 'test'}
 
 
-@pytest.mark.parametrize('name', sorted(jaxcfr.ALGORITHMS))
+@pytest.mark.parametrize('name', sorted(FULL_WIDTH))
 def test_200_plus_200_resumed_iterations_equal_400(name, tmp_path):
   game = compiled('kuhn', 'float32')
-  solver = jaxcfr.ALGORITHMS[name]()
+  solver = FULL_WIDTH[name]()
   run = jitted_run(solver)
   straight = run(solver.init(game), game, 400)
 

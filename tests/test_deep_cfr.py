@@ -13,7 +13,7 @@ from conftest import compiled
 from test_cli import run_cli
 
 import jaxcfr
-from jaxcfr import checkpoints, deep_cfr, policies, solvers
+from jaxcfr import algorithms, checkpoints, deep_cfr, policies, solvers
 
 # Small settings that still converge on Kuhn within a few seconds of solving.
 KUHN = dict(
@@ -29,7 +29,7 @@ KUHN = dict(
 def kuhn_solver(name):
   """One solver per algorithm, so that the tests share its compiled update."""
   options = {k: v for k, v in KUHN.items() if name == 'deep-cfr' or not k.startswith('strategy')}
-  return deep_cfr.ALGORITHMS[name](**options)
+  return algorithms.REGISTRY[name].function()(**options)
 
 
 def kuhn():
@@ -370,7 +370,7 @@ def test_cli_resume_equals_an_uninterrupted_run(tmp_path):
 
 
 def test_cli_help_states_the_library_defaults():
-  from jaxcfr import algorithms, cli  # noqa: PLC0415
+  from jaxcfr import cli  # noqa: PLC0415
 
   parser = cli.build_parser()
   solve = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith('solve'))

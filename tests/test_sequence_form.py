@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import compiled, solve
+from conftest import FULL_WIDTH, compiled, solve
 from test_evaluation import HiddenCount, HiddenCountState
 
 import jaxcfr
@@ -140,6 +140,6 @@ def test_three_player_kuhn_converges_over_sequences(algorithm, bound):
   CFR and 3.2e-5 for CFR+)."""
   game = compiled('kuhn(players=3)')
   assert game.sequence_form is not None
-  state = solve(jaxcfr.ALGORITHMS[algorithm](), game, 1000)
+  state = solve(FULL_WIDTH[algorithm](), game, 1000)
   nash_conv = jax.jit(lambda s, g: jaxcfr.nash_conv(g, jaxcfr.average_policy(s, g)))
   assert float(nash_conv(state, game)) < bound

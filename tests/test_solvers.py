@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from absl.testing import parameterized
-from conftest import compiled, solve
+from conftest import FULL_WIDTH, compiled, solve
 from reference import ReferenceCFR
 
 import jaxcfr
@@ -48,7 +48,7 @@ RM_PLUS = ('cfr+', 'pcfr+', 'dcfr+', 'pdcfr+')
 @pytest.mark.parametrize('algorithm,iterations,bound', KUHN_TARGETS)
 def test_kuhn_converges_to_known_value(algorithm, iterations, bound):
   game = compiled('kuhn')
-  state = solve(solvers.ALGORITHMS[algorithm](), game, iterations)
+  state = solve(FULL_WIDTH[algorithm](), game, iterations)
   policy = jaxcfr.average_policy(state, game)
   assert float(jaxcfr.exploitability(game, policy)) < bound
   assert float(jaxcfr.expected_values(game, policy)[0]) == pytest.approx(KUHN_VALUE, abs=2e-3)
@@ -57,7 +57,7 @@ def test_kuhn_converges_to_known_value(algorithm, iterations, bound):
 @pytest.mark.parametrize('algorithm,iterations,bound', LEDUC_TARGETS)
 def test_leduc_converges_to_known_value(algorithm, iterations, bound):
   game = compiled('leduc')
-  state = solve(solvers.ALGORITHMS[algorithm](), game, iterations)
+  state = solve(FULL_WIDTH[algorithm](), game, iterations)
   policy = jaxcfr.average_policy(state, game)
   assert float(jaxcfr.exploitability(game, policy)) < bound
   assert float(jaxcfr.expected_values(game, policy)[0]) == pytest.approx(LEDUC_VALUE, abs=1e-2)
@@ -94,7 +94,7 @@ def _reference(spec: str, algorithm: str, alternating: bool) -> ReferenceCFR:
 EXACT_TIES = {('pdcfr+', True, 'kuhn', 'sequences')}
 
 
-@pytest.mark.parametrize('algorithm', list(solvers.ALGORITHMS))
+@pytest.mark.parametrize('algorithm', list(FULL_WIDTH))
 @pytest.mark.parametrize('alternating', [True, False])
 @pytest.mark.parametrize(
   'spec, path',
@@ -114,7 +114,7 @@ def test_matches_numpy_reference(algorithm, alternating, spec, path):
   assert game.sequence_form is not None
   if path == 'histories':
     game = game.replace(sequence_form=None)
-  solver = solvers.ALGORITHMS[algorithm](alternating=alternating)
+  solver = FULL_WIDTH[algorithm](alternating=alternating)
   reference = _reference(spec, algorithm, alternating)
   state = solver.init(game)
   update = jax.jit(solver.update)
@@ -138,7 +138,7 @@ def test_curves_equal_openspiel_cpp(spec, os_spec, algorithm):
   os_game = pyspiel.load_game(os_spec)
   os_solver = {'cfr': pyspiel.CFRSolver, 'cfr+': pyspiel.CFRPlusSolver}[algorithm](os_game)
   game = compiled(spec)
-  solver = solvers.ALGORITHMS[algorithm]()
+  solver = FULL_WIDTH[algorithm]()
   state = solver.init(game)
   update = jax.jit(solver.update)
   exploitability = jax.jit(lambda s, g: jaxcfr.exploitability(g, jaxcfr.average_policy(s, g)))
@@ -161,10 +161,10 @@ class InvariantsTest(chex.TestCase):
   """Every rule on Leduc, iteration by iteration, compiled and op by op."""
 
   @chex.variants(with_jit=True, without_jit=True)
-  @parameterized.named_parameters((name, name) for name in solvers.ALGORITHMS)
+  @parameterized.named_parameters((name, name) for name in FULL_WIDTH)
   def test_policies_sum_to_one_and_rm_plus_regrets_stay_non_negative(self, name):
     game = compiled('leduc')
-    solver = solvers.ALGORITHMS[name]()
+    solver = FULL_WIDTH[name]()
     update = self.variant(solver.update)
     policies = self.variant(
       lambda state, game: (solver.current_policy(state, game), solver.average_policy(state, game))
@@ -229,7 +229,7 @@ def test_vmap_over_hyperparameters_equals_a_python_loop(name):
   names, grid = HYPERPARAMETER_GRIDS[name]
 
   def solve_with(*values):
-    solver = solvers.ALGORITHMS[name](**dict(zip(names, values, strict=True)))
+    solver = FULL_WIDTH[name](**dict(zip(names, values, strict=True)))
     state = jaxcfr.run(solver, solver.init(game), game, 100)
     policies = solver.current_policy(state, game), solver.average_policy(state, game)
     return state, policies, jaxcfr.exploitability(game, policies[1])
@@ -289,7 +289,7 @@ def test_update_compiles_once():
 )
 def test_out_of_range_hyperparameters_are_rejected(name, kwargs):
   with pytest.raises(ValueError, match=next(iter(kwargs))):
-    solvers.ALGORITHMS[name](**kwargs)
+    FULL_WIDTH[name](**kwargs)
 
 
 DEFAULT_HYPERPARAMETERS = {
@@ -303,13 +303,13 @@ DEFAULT_HYPERPARAMETERS = {
 }
 
 
-@pytest.mark.parametrize('name', list(solvers.ALGORITHMS))
+@pytest.mark.parametrize('name', list(FULL_WIDTH))
 def test_every_factory_returns_the_protocol_solver(name):
-  solver = solvers.ALGORITHMS[name]()
+  solver = FULL_WIDTH[name]()
   assert isinstance(solver, protocol.Solver)
   assert solver.name == name
   assert dict(solver.hyperparameters) == DEFAULT_HYPERPARAMETERS[name]
-  assert dict(solvers.ALGORITHMS[name](alternating=False).hyperparameters)['alternating'] is False
+  assert dict(FULL_WIDTH[name](alternating=False).hyperparameters)['alternating'] is False
   assert solver.average_policy is solvers.average_policy
   assert not solver.costly_policy
   game = compiled('kuhn')
@@ -319,7 +319,7 @@ def test_every_factory_returns_the_protocol_solver(name):
 def test_solvers_exposes_the_protocol():
   assert solvers.Solver is protocol.Solver
   assert solvers.run is protocol.run
-  assert set(DEFAULT_HYPERPARAMETERS) == set(solvers.ALGORITHMS)
+  assert set(DEFAULT_HYPERPARAMETERS) == set(FULL_WIDTH)
 
 
 def test_a_bare_family_is_custom():

@@ -137,3 +137,16 @@ def test_a_custom_solver_trains_too():
   reference = solve(jaxcfr.cfr_plus(), game, 200)
   np.testing.assert_array_equal(result.policy, jaxcfr.average_policy(reference, game))
   assert result.policy.dtype == jnp.float64
+
+
+def test_time_only_budgets_run_long_chunks():
+  calls = []
+  result = jaxcfr.train(
+    compiled('kuhn'),
+    jaxcfr.make_solver('cfr'),
+    seconds=0.5,
+    eval_every_seconds=0.25,
+    on_progress=calls.append,
+  )
+  assert result.iterations > 100
+  assert len(calls) < 30  # a chunk per evaluation interval, not one per iteration
