@@ -1,9 +1,19 @@
 """Shared fixtures. Tests run with float64 available (`jax_enable_x64`); the
 compiled games choose their dtype explicitly."""
 
+import atexit
 import functools
+import os
+import shutil
+import tempfile
 
-import jax
+# CLI runs in the tests (in-process and in subprocesses, which inherit the environment) keep their
+# compiled programs in a cache of this test process's own, removed at exit, not in the user's.
+if 'JAXCFR_CACHE_DIR' not in os.environ:
+  os.environ['JAXCFR_CACHE_DIR'] = tempfile.mkdtemp(prefix='jaxcfr-test-cache-')
+  atexit.register(shutil.rmtree, os.environ['JAXCFR_CACHE_DIR'], ignore_errors=True)
+
+import jax  # noqa: E402
 
 jax.config.update('jax_enable_x64', True)
 
