@@ -197,14 +197,21 @@ def _hint(what: str) -> str:
   return '--force' if what.startswith('-') else 'force=True'
 
 
-def _check_existing_file(path: str, what: str, force: bool) -> bool:
-  """Refuses what must not be replaced; True if a file of ours is there (to replace)."""
+def _mode(path: str, what: str) -> int | None:
+  """`path`'s mode (not following a link), or None when nothing is there."""
   try:
-    mode = os.lstat(path).st_mode
+    return os.lstat(path).st_mode
   except FileNotFoundError:
-    return False
+    return None
   except OSError as error:
     raise OutputError(f'{what}: cannot inspect {path!r} ({_reason(error)})') from None
+
+
+def _check_existing_file(path: str, what: str, force: bool) -> bool:
+  """Refuses what must not be replaced; True if a file of ours is there (to replace)."""
+  mode = _mode(path, what)
+  if mode is None:
+    return False
   if stat.S_ISDIR(mode):
     raise OutputError(f'{what}: {path!r} is a directory; give a file path')
   if stat.S_ISLNK(mode):
@@ -220,12 +227,9 @@ def _check_existing_file(path: str, what: str, force: bool) -> bool:
 
 def _check_existing_directory(path: str, what: str, force: bool, is_ours_dir, files) -> bool:
   """Refuses what must not be replaced; True if a non-empty directory of ours is there."""
-  try:
-    mode = os.lstat(path).st_mode
-  except FileNotFoundError:
+  mode = _mode(path, what)
+  if mode is None:
     return False
-  except OSError as error:
-    raise OutputError(f'{what}: cannot inspect {path!r} ({_reason(error)})') from None
   if stat.S_ISLNK(mode):
     raise OutputError(f'{what}: {path!r} is a symbolic link; choose another path')
   if not stat.S_ISDIR(mode):

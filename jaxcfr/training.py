@@ -1,7 +1,7 @@
 """The library training loop: any solver, a budget, evaluations, checkpoints, exact resume.
 
     result = jaxcfr.train(game, jaxcfr.make_solver('dcfr'), seconds=30,
-                          checkpoint_dir='runs/leduc', checkpoint_every=5000)
+                          checkpoint_dir='leduc-run', checkpoint_every=5000)
     result.curve            # [{iteration, seconds, exploitability}, ...]
     result.policy           # [I, A] average policy
 
