@@ -40,17 +40,24 @@ def convergence_figure(curves: dict[str, list[dict]], title: str = ''):
 
 
 def log_ticks(axis, values) -> None:
-  """Labelled ticks on a log axis however narrow its range: 1, 2, 5 per decade, or every
-  digit when the data spans less than a decade."""
+  """Labelled ticks on a log axis however narrow its range: one per decade over wide ranges,
+  1, 2, 5 per decade within two decades, every digit within one."""
   import matplotlib.ticker as ticker  # noqa: PLC0415
 
   if not values:
     return
   span = max(values) / max(min(values), 1e-300)
-  subs = (1.0,) if span > 1e4 else (1.0, 2.0, 5.0) if span > 10 else tuple(float(s) for s in range(1, 10))
+  subs = (1.0,) if span > 100 else (1.0, 2.0, 5.0) if span > 10 else tuple(float(s) for s in range(1, 10))
   axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-  axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f'{value:.3g}'))
+  axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: _label(value)))
   axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def _label(value: float) -> str:
+  """1,000 rather than 1e+03 for counts; three significant digits for the rest."""
+  if 1 <= value < 1e7 and value == round(value):
+    return f'{value:,.0f}'
+  return f'{value:.3g}'
 
 
 def close(figure) -> None:
