@@ -205,3 +205,52 @@ def test_the_compilation_cache_is_used_and_can_be_turned_off(tmp_path):
   assert process.returncode == 0, process.stderr
   assert len(list(cache.iterdir())) >= 3  # the update, policy and evaluation programs
   assert json.loads(process.stdout)['jit_seconds'] > 0
+
+
+@pytest.mark.parametrize('option', ['--policy-out', '--json', '--plot'])
+def test_outputs_never_replace_a_users_file_or_directory(option, tmp_path, capsys):
+  suffix = {'--policy-out': '.npz', '--json': '.json', '--plot': '.png'}[option]
+  mine = tmp_path / f'mine{suffix}'
+  mine.write_bytes(b'a user file')
+  folder = tmp_path / f'folder{suffix}'
+  folder.mkdir()
+  (folder / 'notes.txt').write_text('keep')
+  for target, force in ((mine, False), (mine, True), (folder, True)):
+    arguments = ['solve', 'kuhn', '--iterations', '10', '--quiet', option, str(target)]
+    assert cli.main(arguments + (['--force'] if force else [])) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ''  # refused before compiling anything
+    assert option in captured.err and str(target) in captured.err
+  assert mine.read_bytes() == b'a user file'
+  assert os.listdir(folder) == ['notes.txt'] and (folder / 'notes.txt').read_text() == 'keep'
+  assert sorted(os.listdir(tmp_path)) == sorted([mine.name, folder.name])
+
+
+def test_an_earlier_result_is_replaced_only_with_force(tmp_path, capsys):
+  path = tmp_path / 'result.json'
+  arguments = ['solve', 'kuhn', '--iterations', '10', '--quiet', '--json', str(path)]
+  assert cli.main(arguments) == 0
+  first = path.read_text()
+  assert json.loads(first)['producer'] == 'jaxcfr'
+  assert cli.main(arguments) == 2
+  assert 'pass --force to replace it' in capsys.readouterr().err and path.read_text() == first
+  assert cli.main([*arguments, '--iterations', '20', '--force']) == 0
+  assert json.loads(path.read_text())['iterations'] == 20
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self'), reason='needs /proc')
+@pytest.mark.parametrize(
+  'arguments',
+  [
+    ['solve', 'kuhn', '--json', '/proc/x.json'],
+    ['solve', 'kuhn', '--plot', '/proc/x.png'],
+    ['solve', 'kuhn', '--policy-out', '/proc/p.json'],
+    ['solve', 'kuhn', '--checkpoint', '/proc/ck'],
+    ['evaluate', 'kuhn', '--policy', 'missing.json', '--json', '/proc/e.json'],
+  ],
+)
+def test_unwritable_outputs_fail_before_any_work(arguments, capsys):
+  assert cli.main([*arguments, '--quiet']) == 2
+  captured = capsys.readouterr()
+  assert captured.out == '' and 'Traceback' not in captured.err
+  assert '/proc' in captured.err and len(captured.err.strip().splitlines()) == 1
