@@ -33,6 +33,7 @@ from jaxcfr.policies import Blueprint, load_policy
 from jaxcfr.protocol import Solver, run
 from jaxcfr.solvers import (
   CFRState,
+  RegretTransform,
   accumulate,
   average_policy,
   cfr,
@@ -41,10 +42,14 @@ from jaxcfr.solvers import (
   chain,
   clip_negative,
   dcfr,
+  dcfr_plus,
   discount,
   linear_cfr,
   pcfr_plus,
+  pdcfr_plus,
+  predict,
   regret_matching,
+  stateless,
   weight_by_iteration,
 )
 from jaxcfr.training import Progress, Result, TrainingError, train
@@ -58,6 +63,7 @@ __all__ = [
   'TrainingError',
   'algorithms',
   'CFRState',
+  'RegretTransform',
   'CompiledGame',
   'GameError',
   'GameInfo',
@@ -76,6 +82,7 @@ __all__ = [
   'compile_game',
   'compiler_options',
   'dcfr',
+  'dcfr_plus',
   'discount',
   'expected_values',
   'exploitability',
@@ -86,9 +93,12 @@ __all__ = [
   'mccfr',
   'nash_conv',
   'pcfr_plus',
+  'pdcfr_plus',
+  'predict',
   'policies',
   'regret_matching',
   'run',
+  'stateless',
   'train',
   'weight_by_iteration',
 ]
