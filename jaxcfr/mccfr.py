@@ -315,9 +315,7 @@ def traversal_samples(
     else:
       uniform = (has_child / jnp.maximum(legal_count, 1)).astype(dtype)
       sample_probs = jnp.where(own[..., None], exploration * uniform + (1 - exploration) * probs, probs)
-    uniform_draw = draws[:, offsets[d + 1] : offsets[d + 2], None]  # [B, M, 1]
-    slot = (jnp.cumsum(sample_probs, -1) < uniform_draw).sum(-1)  # inverse CDF
-    slot = jnp.minimum(slot, legal_count[..., 0] - 1)  # rounding at the top of the CDF
+    slot = _inverse_cdf(sample_probs, has_child, draws[:, offsets[d + 1] : offsets[d + 2]])  # [B, M]
     sampled = (jnp.arange(width) == slot[..., None]) & has_child  # [B, M, W]
     if enumerate_own:
       explored = jnp.where(own[..., None], has_child, sampled)
@@ -402,6 +400,22 @@ def traversal_samples(
     return jnp.concatenate(rows), jnp.concatenate(values)
 
   return Samples(*join(regret_rows, regret_values), *join(average_rows, average_values))
+
+
+def _inverse_cdf(probs: jax.Array, allowed: jax.Array, uniform_draw: jax.Array) -> jax.Array:
+  """`[..., W]` probabilities and allowed slots, `[...]` draws in [0, 1) -> `[...]` int32: the first allowed
+  slot of positive probability whose cumulative probability exceeds the draw, or the last such slot when
+  the total rounded below the draw.
+
+  A slot of probability 0 is never drawn. Counting the cumulative probabilities below the draw would pick a
+  leading zero-probability slot for a draw of exactly 0 (`jax.random.uniform` returns 0 about once in 2**23
+  draws) and a trailing one when the total rounds below the draw; outcome sampling would then divide by its
+  probability 0 and turn the traversal's regrets and average increments into NaN and inf for good.
+  """
+  possible = allowed & (probs > 0)
+  last = probs.shape[-1] - 1 - jnp.argmax(possible[..., ::-1], -1)
+  above = possible & (jnp.cumsum(probs, -1) > uniform_draw[..., None])
+  return jnp.where(above.any(-1), jnp.argmax(above, -1), last)
 
 
 def _padded_fields(game: CompiledGame, d: int) -> jax.Array:

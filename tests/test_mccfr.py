@@ -80,6 +80,32 @@ def test_samplers_converge(factory, spec, iterations, bound):
   assert late < bound and late < early / 2
 
 
+def test_outcome_sampling_with_linear_weighting_converges_on_kuhn():
+  """The default OS-MCCFR (linear weighting) with seed 0: at update 10 an opponent's zero-probability
+  action was sampled (a uniform draw of exactly 0), its sample probability 0 made that traversal's
+  regret NaN and average increment inf, and the poisoned infoset stayed uniform, stalling near 0.042."""
+  game = compiled('kuhn', 'float32')
+  state = solve(mccfr.os_mccfr(batch_size=1024), game, 1000)
+  assert np.all(np.isfinite(state.cumulative_regret)) and np.all(np.isfinite(state.cumulative_policy))
+  assert exploitability(game, state) < 5e-3
+
+
+def test_inverse_cdf_never_draws_a_zero_probability_slot():
+  """A draw of exactly 0 skips leading zero-probability slots, a draw above a total that rounded below 1
+  takes the last slot of positive probability, and slots that are not allowed are never drawn."""
+  probs = jnp.asarray([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [0.3, 0.3, 0.3], [0.25, 0.75, 0.5]], jnp.float32)
+  allowed = jnp.asarray([[True] * 3] * 3 + [[True, True, False]])
+  inverse_cdf = jax.jit(mccfr._inverse_cdf)
+
+  def slots(draw):
+    return np.asarray(inverse_cdf(probs, allowed, jnp.full(4, draw, jnp.float32))).tolist()
+
+  assert slots(0.0) == [1, 0, 0, 0]
+  assert slots(0.45) == [1, 0, 1, 1]
+  assert slots(0.5) == [1, 2, 1, 1]
+  assert slots(1 - 2**-23) == [1, 2, 2, 1]  # the largest float32 draw; 0.3 * 3 rounds below it
+
+
 def test_pruning_and_linear_weighting_keep_convergence():
   game = compiled('leduc', 'float32')
   refinements = dict(linear_until=100, discount_interval=10, prune_threshold=-2000.0, prune_after=50)
