@@ -192,16 +192,9 @@ _SAMPLED = (
   Hyperparameter('regret_floor', 'float', None, 'regrets never fall below this', optional=True),
 )
 _PRUNING = (
-  Hyperparameter(
-    'prune_threshold',
-    'float',
-    None,
-    'prune actions with regret below this',
-    optional=True,
-  ),
+  Hyperparameter('prune_threshold', 'float', None, 'prune actions with regret below this', optional=True),
   Hyperparameter('prune_probability', 'float', 0.95, 'share of traversals that prune', low=0.0, high=1.0),
   Hyperparameter('prune_after', 'int', 0, 'no pruning before iteration N', low=0),
-  Hyperparameter('regret_floor', 'float', None, 'regrets never fall below this', optional=True),
 )
 
 _DEEP = (

@@ -100,6 +100,8 @@ def test_the_registry_is_the_one_list_of_algorithms():
   names = set(algorithms.REGISTRY)
   assert {'cfr', 'cfr+', 'lcfr', 'dcfr', 'pcfr+', 'dcfr+', 'pdcfr+', 'es-mccfr', 'os-mccfr'} <= names
   for name, entry in algorithms.REGISTRY.items():
+    keywords = [h.name for h in entry.hyperparameters]
+    assert len(set(keywords)) == len(keywords), name  # one schema entry per keyword
     solver = entry.make()
     assert solver.name == name
     assert set(solver.hyperparameters) >= {h.name for h in entry.hyperparameters}
