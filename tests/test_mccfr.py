@@ -63,11 +63,11 @@ def test_sampled_regrets_are_unbiased(scheme, player):
     (functools.partial(mccfr.es_mccfr, batch_size=256, linear_until=0), 'kuhn', 400, 5e-3),
     (functools.partial(mccfr.os_mccfr, batch_size=256, linear_until=0), 'kuhn', 400, 2e-2),
     (functools.partial(mccfr.es_mccfr, batch_size=512, linear_until=10**9), 'leduc', 300, 8e-2),
-    pytest.param(
+    pytest.param(  # seed 0 stood at 0.40003 after 300 (seeds 1, 2: 0.32); after 1000 all three ~0.18
       functools.partial(mccfr.os_mccfr, batch_size=512, linear_until=10**9),
       'leduc',
-      300,
-      0.4,
+      1000,
+      0.25,
       marks=pytest.mark.slow,
     ),
   ],
