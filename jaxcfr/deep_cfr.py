@@ -47,10 +47,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
-from jaxcfr import mccfr, solvers, tree
+from jaxcfr import algorithms, mccfr, solvers, tree
 from jaxcfr.compiler import CompiledGame
 from jaxcfr.protocol import Solver
 
@@ -172,19 +171,11 @@ class DeepSolver(Solver):
   strategy_networks: Callable[[DeepCFRState, CompiledGame], tuple[list, jax.Array]] | None = None
 
 
-DEFAULTS = dict(
-  traversals=2048,  # per player per iteration
-  advantage_layers=(64, 64),
-  advantage_steps=100,  # Adam steps per training
-  advantage_batch_size=None,  # None: the whole reservoir each step (see `_train`)
-  advantage_capacity=4_000_000,  # reservoir samples per player (20 bytes each on Leduc)
-  reinitialize=False,  # True: train from scratch each iteration (the paper); False: warm start
-  strategy_layers=(64, 64),
-  strategy_steps=2000,
-  strategy_batch_size=None,
-  strategy_capacity=4_000_000,
-  learning_rate=1e-3,
-)
+# The registry holds the schema (defaults, ranges, help): traversals per player per iteration,
+# Adam steps per training, batch sizes (None: the whole reservoir each step, see `_train`),
+# reservoir capacities per player (20 bytes a sample on Leduc), `reinitialize` (True: train
+# from scratch each iteration, as in the paper; False: warm start), widths and learning rate.
+DEFAULTS = algorithms.REGISTRY['deep-cfr'].defaults()
 
 
 def deep_cfr(**hyperparameters) -> DeepSolver:
@@ -202,35 +193,12 @@ def sd_cfr(**hyperparameters) -> DeepSolver:
 
 
 def _check(hyperparameters: dict) -> dict:
-  unknown = set(hyperparameters) - set(DEFAULTS)
+  """Every hyper-parameter's value, validated by the registry's schema (defaults for the rest)."""
+  entry = algorithms.REGISTRY['deep-cfr']
+  unknown = set(hyperparameters) - set(entry.defaults())
   if unknown:
     raise ValueError(f'unknown Deep CFR hyper-parameters: {", ".join(sorted(unknown))}')
-  config = {**DEFAULTS, **hyperparameters}
-  for name in (
-    'traversals',
-    'advantage_steps',
-    'advantage_batch_size',
-    'advantage_capacity',
-    'strategy_steps',
-    'strategy_batch_size',
-    'strategy_capacity',
-  ):
-    value = config[name]
-    if value is None and name.endswith('batch_size'):
-      continue
-    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-      raise ValueError(f'{name} must be a positive integer, got {value!r}')
-  for name in ('advantage_layers', 'strategy_layers'):
-    layers = tuple(config[name])
-    if not all(isinstance(n, (int, np.integer)) and n >= 1 for n in layers):
-      raise ValueError(f'{name} must be positive layer widths, got {config[name]!r}')
-    config[name] = layers
-  rate = config['learning_rate']
-  if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
-    raise ValueError(f'learning_rate must be a positive number, got {rate!r}')
-  if not isinstance(config['reinitialize'], bool):
-    raise ValueError(f'reinitialize must be true or false, got {config["reinitialize"]!r}')
-  return config
+  return entry.resolve(**hyperparameters)
 
 
 def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:

@@ -36,14 +36,13 @@ last betting round, nor at `no_prune_depths`) and a `regret_floor`.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import tree
+from jaxcfr import algorithms, tree
 from jaxcfr.compiler import CompiledGame
 from jaxcfr.games.base import TERMINAL_PLAYER
 from jaxcfr.protocol import Solver
@@ -72,8 +71,6 @@ def es_mccfr(batch_size: int = 1024, devices: int = 1, **refinements) -> Solver:
 
 def os_mccfr(batch_size: int = 1024, devices: int = 1, exploration: float = 0.6, **refinements) -> Solver:
   """Outcome-sampling MCCFR; the traverser explores with probability `exploration`."""
-  if not (0 < exploration <= 1):
-    raise ValueError(f'exploration must be in (0, 1], got {exploration}')
   return _sampled_solver('outcome', batch_size, devices, exploration=exploration, **refinements)
 
 
@@ -90,18 +87,21 @@ def _sampled_solver(
   no_prune_depths: tuple[int, ...] = (),
   regret_floor: float | None = None,
 ) -> Solver:
-  _check(batch_size=batch_size, devices=devices, discount_interval=discount_interval)
+  name = 'es-mccfr' if scheme == 'external' else 'os-mccfr'
+  given = dict(batch_size=batch_size, linear_until=linear_until, discount_interval=discount_interval)
+  given.update(regret_floor=regret_floor)
+  if scheme == 'external':
+    given.update(
+      prune_threshold=prune_threshold, prune_probability=prune_probability, prune_after=prune_after
+    )
+  elif prune_threshold is not None:
+    raise ValueError('pruning applies to external sampling only')
+  else:
+    given.update(exploration=exploration)
+  hyperparameters = algorithms.REGISTRY[name].resolve(**given)  # the registry's ranges
+  _check(devices=devices)
   if batch_size % devices:
     raise ValueError(f'batch size {batch_size} must be a multiple of the device count {devices}')
-  if linear_until < 0 or prune_after < 0:
-    raise ValueError('linear_until and prune_after must be >= 0')
-  if not (0 <= prune_probability <= 1):
-    raise ValueError(f'prune_probability must be in [0, 1], got {prune_probability}')
-  if prune_threshold is not None and scheme == 'outcome':
-    raise ValueError('pruning applies to external sampling only')
-  for name, value in (('prune_threshold', prune_threshold), ('regret_floor', regret_floor)):
-    if value is not None and not math.isfinite(value):
-      raise ValueError(f'{name} must be finite, got {value}')
   if devices > jax.device_count():
     raise ValueError(f'{devices} devices requested; {jax.device_count()} available ({jax.default_backend()})')
   options = dict(scheme=scheme, exploration=exploration, no_prune_depths=tuple(no_prune_depths))
@@ -152,20 +152,8 @@ def _sampled_solver(
       regret, average = regret * factor, average * factor
     return MCCFRState(t, regret, average, key)
 
-  hyperparameters = {
-    'batch_size': batch_size,
-    'linear_until': linear_until,
-    'discount_interval': discount_interval,
-    'prune_threshold': prune_threshold,
-    'prune_probability': prune_probability,
-    'prune_after': prune_after,
-    'regret_floor': regret_floor,
-  }
-  if scheme == 'outcome':
-    hyperparameters['exploration'] = exploration
   if no_prune_depths:
     hyperparameters['no_prune_depths'] = tuple(no_prune_depths)
-  name = 'es-mccfr' if scheme == 'external' else 'os-mccfr'
   return Solver(init, update, current_policy, average_policy, name, hyperparameters)
 
 
