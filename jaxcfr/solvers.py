@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import numbers
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -48,7 +47,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import sequence_form, tree
+from jaxcfr import algorithms, sequence_form, tree
 from jaxcfr.compiler import CompiledGame
 from jaxcfr.protocol import Solver
 from jaxcfr.protocol import run as run  # `solvers.run` is the protocol's loop
@@ -335,7 +334,7 @@ def linear_cfr(alternating: bool = True) -> Solver:
 
 def dcfr(alpha=1.5, beta=0.0, gamma=2.0, alternating: bool = True) -> Solver:
   """Discounted CFR (Brown & Sandholm 2019); OpenSpiel's `DCFRSolver`."""
-  _check_hyperparameters(alpha=alpha, beta=beta, gamma=gamma)
+  _check_hyperparameters('dcfr', alpha=alpha, beta=beta, gamma=gamma)
   solver = cfr_family(chain(accumulate(), discount(alpha, beta)), gamma, alternating)
   return _named(solver, 'dcfr', alternating=alternating, alpha=alpha, beta=beta, gamma=gamma)
 
@@ -356,7 +355,7 @@ def dcfr_plus(alpha=1.5, gamma=4.0, alternating: bool = True) -> Solver:
   R^t = [R^(t-1) + r^t]+ * t^alpha / (t^alpha + 1.5), and iteration t's
   strategy weighs t^gamma in the average.
   """
-  _check_hyperparameters(alpha=alpha, gamma=gamma)
+  _check_hyperparameters('dcfr+', alpha=alpha, gamma=gamma)
   rule = chain(accumulate(), clip_negative(), discount(alpha, offset=_DCFR_PLUS_OFFSET))
   return _named(
     cfr_family(rule, gamma, alternating), 'dcfr+', alternating=alternating, alpha=alpha, gamma=gamma
@@ -369,21 +368,17 @@ def pdcfr_plus(alpha=2.3, gamma=5.0, alternating: bool = True) -> Solver:
   R^t = [R^(t-1) + r^t]+ * t^alpha / (t^alpha + 1); the next policy regret-
   matches R^t + r^t; iteration t's strategy weighs t^gamma in the average.
   """
-  _check_hyperparameters(alpha=alpha, gamma=gamma)
+  _check_hyperparameters('pdcfr+', alpha=alpha, gamma=gamma)
   rule = chain(accumulate(), clip_negative(), discount(alpha), predict())
   return _named(
     cfr_family(rule, gamma, alternating), 'pdcfr+', alternating=alternating, alpha=alpha, gamma=gamma
   )
 
 
-_RANGES = {'alpha': (0.0, math.inf), 'beta': (-math.inf, math.inf), 'gamma': (0.0, math.inf)}
-
-
-def _check_hyperparameters(**values) -> None:
-  """Rejects out-of-range Python numbers; traced values pass through."""
+def _check_hyperparameters(algorithm: str, **values) -> None:
+  """Rejects out-of-range Python numbers by the registry's schema; traced values (a `vmap`
+  over a grid of hyper-parameters) pass through."""
+  entry = algorithms.REGISTRY[algorithm]
   for name, value in values.items():
-    if not isinstance(value, numbers.Real):
-      continue
-    low, high = _RANGES[name]
-    if not (math.isfinite(value) and low <= value <= high):
-      raise ValueError(f'{name} must be a finite number in [{low}, {high}], got {value}')
+    if isinstance(value, numbers.Real):
+      entry.parameter(name).check(value, algorithm)
