@@ -29,7 +29,7 @@ import jax
 # Submodules rather than `import jaxcfr`: these also resolve under a stale editable install
 # that maps `jaxcfr` as a namespace package.
 from jaxcfr import algorithms as registry
-from jaxcfr import compiler, training
+from jaxcfr import compiler, plots, training
 
 FULL_WIDTH = [name for name, entry in registry.REGISTRY.items() if entry.family == registry.FULL_WIDTH]
 
@@ -96,30 +96,13 @@ def first_reached(rows, target: float) -> int | None:
 
 
 def plot(game_name: str, curves: dict[str, list[tuple[int, float, float]]], path: str) -> None:
-  import matplotlib  # noqa: PLC0415
-
-  matplotlib.use('Agg')
-  import matplotlib.pyplot as plt  # noqa: PLC0415
-
-  figure, (by_iteration, by_time) = plt.subplots(1, 2, figsize=(11, 4.2))
-  for algorithm, rows in curves.items():
-    # Log axes: only positive values can be drawn.
-    points = [(i, s, e) for i, s, e in rows if e > 0]
-    by_iteration.plot([p[0] for p in points], [p[2] for p in points], marker='.', label=algorithm)
-    by_time.plot(
-      [p[1] for p in points if p[1] > 0], [p[2] for p in points if p[1] > 0], marker='.', label=algorithm
-    )
-  for axes, label in ((by_iteration, 'iterations'), (by_time, 'solve seconds')):
-    axes.set_xscale('log')
-    axes.set_yscale('log')
-    axes.set_xlabel(label)
-    axes.set_ylabel('exploitability')
-    axes.grid(True, which='both', alpha=0.3)
-    axes.legend()
-  figure.suptitle(f'{game_name}: exploitability of the average policy')
-  figure.tight_layout()
+  points = {
+    algorithm: [{'iteration': i, 'seconds': t, 'exploitability': e} for i, t, e in rows]
+    for algorithm, rows in curves.items()
+  }
+  figure = plots.convergence_figure(points, f'{game_name}: exploitability of the average policy')
   figure.savefig(path, dpi=120)
-  plt.close(figure)
+  plots.close(figure)
 
 
 def summary_table(results: list[dict]) -> str:
