@@ -41,13 +41,14 @@ def convergence_figure(curves: dict[str, list[dict]], title: str = ''):
 
 def log_ticks(axis, values) -> None:
   """Labelled ticks on a log axis however narrow its range: one per decade over wide ranges,
-  1, 2, 5 per decade within two decades, every digit within one."""
+  1, 2, 5 per decade within two decades, every digit within a factor of 3 (where 1, 2, 5
+  would leave a single tick)."""
   import matplotlib.ticker as ticker  # noqa: PLC0415
 
   if not values:
     return
   span = max(values) / max(min(values), 1e-300)
-  subs = (1.0,) if span > 100 else (1.0, 2.0, 5.0) if span > 10 else tuple(float(s) for s in range(1, 10))
+  subs = (1.0,) if span > 100 else (1.0, 2.0, 5.0) if span > 3 else tuple(float(s) for s in range(1, 10))
   axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
   axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: _label(value)))
   axis.set_minor_formatter(ticker.NullFormatter())
