@@ -315,34 +315,55 @@ def _named(solver: Solver, name: str, **hyperparameters) -> Solver:
   return dataclasses.replace(solver, name=name, hyperparameters=hyperparameters)
 
 
+def regret_rule(algorithm: str, **hyperparameters) -> tuple[RegretTransform, Any]:
+  """The regret rule and the averaging power of a full-width algorithm, by registry name; the
+  CFR family here and the poker layer's public-tree solver build on them.
+
+  `hyperparameters` are the algorithm's own (alpha, beta, gamma), traced values allowed.
+  """
+  h = hyperparameters
+  if algorithm == 'cfr':
+    return accumulate(), 0.0
+  if algorithm == 'cfr+':
+    return chain(accumulate(), clip_negative()), 1.0
+  if algorithm == 'lcfr':
+    return chain(weight_by_iteration(1.0), accumulate()), 1.0
+  if algorithm == 'dcfr':
+    return chain(accumulate(), discount(h['alpha'], h['beta'])), h['gamma']
+  if algorithm == 'pcfr+':
+    return chain(accumulate(), clip_negative(), predict()), 2.0
+  if algorithm == 'dcfr+':
+    return chain(accumulate(), clip_negative(), discount(h['alpha'], offset=_DCFR_PLUS_OFFSET)), h['gamma']
+  if algorithm == 'pdcfr+':
+    return chain(accumulate(), clip_negative(), discount(h['alpha']), predict()), h['gamma']
+  raise ValueError(f'{algorithm!r} is not a full-width CFR-family algorithm')
+
+
 def cfr(alternating: bool = True) -> Solver:
   """Vanilla CFR (Zinkevich et al. 2007); OpenSpiel's `CFRSolver`."""
-  return _named(cfr_family(accumulate(), 0.0, alternating), 'cfr', alternating=alternating)
+  return _named(cfr_family(*regret_rule('cfr'), alternating), 'cfr', alternating=alternating)
 
 
 def cfr_plus(alternating: bool = True) -> Solver:
   """CFR+ (Tammelin 2014): RM+ and linear averaging; OpenSpiel's `CFRPlusSolver`."""
-  solver = cfr_family(chain(accumulate(), clip_negative()), 1.0, alternating)
-  return _named(solver, 'cfr+', alternating=alternating)
+  return _named(cfr_family(*regret_rule('cfr+'), alternating), 'cfr+', alternating=alternating)
 
 
 def linear_cfr(alternating: bool = True) -> Solver:
   """Linear CFR (Brown & Sandholm 2019): regrets and average weighted by t."""
-  solver = cfr_family(chain(weight_by_iteration(1.0), accumulate()), 1.0, alternating)
-  return _named(solver, 'lcfr', alternating=alternating)
+  return _named(cfr_family(*regret_rule('lcfr'), alternating), 'lcfr', alternating=alternating)
 
 
 def dcfr(alpha=1.5, beta=0.0, gamma=2.0, alternating: bool = True) -> Solver:
   """Discounted CFR (Brown & Sandholm 2019); OpenSpiel's `DCFRSolver`."""
   _check_hyperparameters('dcfr', alpha=alpha, beta=beta, gamma=gamma)
-  solver = cfr_family(chain(accumulate(), discount(alpha, beta)), gamma, alternating)
+  solver = cfr_family(*regret_rule('dcfr', alpha=alpha, beta=beta, gamma=gamma), alternating)
   return _named(solver, 'dcfr', alternating=alternating, alpha=alpha, beta=beta, gamma=gamma)
 
 
 def pcfr_plus(alternating: bool = True) -> Solver:
   """Predictive CFR+ (Farina, Kroer & Sandholm 2021): quadratic averaging."""
-  solver = cfr_family(chain(accumulate(), clip_negative(), predict()), 2.0, alternating)
-  return _named(solver, 'pcfr+', alternating=alternating)
+  return _named(cfr_family(*regret_rule('pcfr+'), alternating), 'pcfr+', alternating=alternating)
 
 
 # DCFR+'s reference code (Xu et al. 2024) discounts by t^alpha / (t^alpha + 1.5), not DCFR's + 1.
@@ -356,10 +377,8 @@ def dcfr_plus(alpha=1.5, gamma=4.0, alternating: bool = True) -> Solver:
   strategy weighs t^gamma in the average.
   """
   _check_hyperparameters('dcfr+', alpha=alpha, gamma=gamma)
-  rule = chain(accumulate(), clip_negative(), discount(alpha, offset=_DCFR_PLUS_OFFSET))
-  return _named(
-    cfr_family(rule, gamma, alternating), 'dcfr+', alternating=alternating, alpha=alpha, gamma=gamma
-  )
+  solver = cfr_family(*regret_rule('dcfr+', alpha=alpha, gamma=gamma), alternating)
+  return _named(solver, 'dcfr+', alternating=alternating, alpha=alpha, gamma=gamma)
 
 
 def pdcfr_plus(alpha=2.3, gamma=5.0, alternating: bool = True) -> Solver:
@@ -369,10 +388,8 @@ def pdcfr_plus(alpha=2.3, gamma=5.0, alternating: bool = True) -> Solver:
   matches R^t + r^t; iteration t's strategy weighs t^gamma in the average.
   """
   _check_hyperparameters('pdcfr+', alpha=alpha, gamma=gamma)
-  rule = chain(accumulate(), clip_negative(), discount(alpha), predict())
-  return _named(
-    cfr_family(rule, gamma, alternating), 'pdcfr+', alternating=alternating, alpha=alpha, gamma=gamma
-  )
+  solver = cfr_family(*regret_rule('pdcfr+', alpha=alpha, gamma=gamma), alternating)
+  return _named(solver, 'pdcfr+', alternating=alternating, alpha=alpha, gamma=gamma)
 
 
 def _check_hyperparameters(algorithm: str, **values) -> None:

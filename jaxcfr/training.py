@@ -378,7 +378,10 @@ def _eval_schedule(every: int | None) -> Iterator[int]:
 
 
 def evaluate_profile(policy, game):
-  """`(NashConv, [P] values)` of `policy`; jit it."""
+  """`(NashConv, [P] values)` of `policy`; jit it. A game with its own exact evaluation (the
+  poker layer's public trees) provides `game.evaluate_profile(policy)`."""
+  if hasattr(game, 'evaluate_profile'):
+    return game.evaluate_profile(policy)
   values = evaluation.expected_values(game, policy)
   return (evaluation.best_response_values(game, policy) - values).sum(), values
 

@@ -1,0 +1,468 @@
+"""A hold'em subgame as a game the CFR family solves: the public tree times a vector over hands.
+
+`Subgame` joins the structure of a public tree (`PublicTree`, the same for every spot of one bet
+sizing and stack-to-pot shape) and one spot's cards and ranges (`Spot`). It follows the game
+protocol of `CompiledGame` where the solvers and the training loop look: an "infoset" is a
+(decision node, hand) pair, so regrets and strategies are `[D * H, A]` arrays (`[D, H, A]` in
+memory order), `player_regrets` is the vector-CFR pass, and `evaluate_profile` the exact best
+response. So every full-width algorithm of the registry (CFR+, DCFR, PCFR+, ...), `jaxcfr.run` and
+`jaxcfr.train` serve it unchanged.
+
+Values are per deal: the hands are dealt with probability proportional to w0(h0) w1(h1) over
+disjoint pairs, then the board's missing cards uniformly. A player's payoff is what they win from
+the other, counting the starting pot as put in half by each (zero-sum): the winner of a showdown
+gets pot / 2 + the other's chips put in since, a folder loses theirs.
+
+Shapes: N nodes (+ 1 padding node), D decision nodes, K chance nodes, C cards a chance node deals,
+F fold nodes, S showdown nodes, R river boards, H hands, A the most actions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.poker import cards as cards_module
+from jaxcfr.poker import ranges as ranges_module
+from jaxcfr.poker import showdown
+from jaxcfr.poker.tree import BOARD_SIZE, CHANCE, DECISION, FOLD, SHOWDOWN, TreeConfig, build
+
+
+class TreeInfo:
+  """Host-side description of a public tree (its config, nodes with labels, the river boards'
+  deck positions); compares by its shape, so spots of one tree shape share compiled programs."""
+
+  def __init__(self, config: TreeConfig, nodes, river_keys, shape_key: tuple):
+    self.config = config
+    self.nodes = nodes
+    self.river_keys = river_keys  # [R] tuples of deck positions dealt before each river board
+    self.fingerprint = hashlib.sha256(repr(shape_key).encode()).hexdigest()[:16]
+    self.name = f'subgame({config.pot}, {config.stack}, street {config.street})'
+
+  def __eq__(self, other):
+    return isinstance(other, TreeInfo) and self.fingerprint == other.fingerprint
+
+  def __hash__(self):
+    return hash(self.fingerprint)
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicTree:
+  """The public tree's structure as per-depth arrays (a pytree; the sizes are static).
+
+  The nodes of each depth are ordered by kind: decision nodes, chance nodes, fold nodes, showdown
+  nodes (`level_sizes`), so that a depth's values are one concatenation and no pass scatters. A
+  child is named by its position in the next depth; that depth's size pads.
+  """
+
+  parent: tuple[jax.Array, ...]  # per depth [n_d] int32: position of the parent in depth d - 1
+  slot: tuple[jax.Array, ...]  # per depth [n_d] int32: the action leading here (decision parents)
+  parent_player: tuple[jax.Array, ...]  # per depth [n_d] int32: the parent's actor, 2 if chance
+  edge_card: tuple[jax.Array, ...]  # per depth [n_d] int32: the deck position dealt on the way in, C if none
+  children: tuple[jax.Array, ...]  # per depth [m_d, A] int32: decision nodes' children, n_{d+1} pads
+  chance_children: tuple[jax.Array, ...]  # per depth [k_d, C] int32: chance nodes' children, n_{d+1} pads
+  decision_player: jax.Array  # [D] int32, decision rows in depth order
+  legal: jax.Array  # [D, A, 1] bool
+  chance_weight: jax.Array  # [K]: 1 / the cards that can come given both hands
+  fold_player: jax.Array  # [F] int32: who folded (fold nodes in depth order)
+  fold_amount: jax.Array  # [F]: what the folder loses (pot / 2 + chips put in since the start)
+  fold_dealt: jax.Array  # [F, 2] int32: deck positions dealt before the fold, C pads
+  showdown_source: jax.Array  # [R * M] int32: the showdown (in depth order) at each (board, slot); S pads
+  showdown_slot: jax.Array  # [S] int32: each showdown's (board, slot) position, board * M + slot
+  showdown_grouped_amount: jax.Array  # [R, 1, M]: what the loser of each showdown loses, 0 for padding
+  level_sizes: tuple[tuple[int, int, int, int], ...]  # per depth: decision, chance, fold, showdown nodes
+  info: TreeInfo
+
+  @property
+  def num_nodes(self) -> int:
+    return sum(map(sum, self.level_sizes))
+
+  @property
+  def num_decisions(self) -> int:
+    return self.decision_player.shape[0]
+
+  @property
+  def num_actions(self) -> int:
+    return self.legal.shape[1]
+
+
+jax.tree_util.register_dataclass(
+  PublicTree,
+  data_fields=[
+    'parent',
+    'slot',
+    'parent_player',
+    'edge_card',
+    'children',
+    'chance_children',
+    'decision_player',
+    'legal',
+    'chance_weight',
+    'fold_player',
+    'fold_amount',
+    'fold_dealt',
+    'showdown_source',
+    'showdown_slot',
+    'showdown_grouped_amount',
+  ],
+  meta_fields=['level_sizes', 'info'],
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spot:
+  """One spot's cards and ranges on a tree (batch these with `jax.vmap` over a leading axis)."""
+
+  board: jax.Array  # [B] int32: the starting board's cards
+  hands: jax.Array  # [H, 2] int32: the hole pairs the board leaves, in HOLES order
+  ranges: jax.Array  # [2, H]: OOP's and IP's weights
+  remaining: jax.Array  # [C] int32: the cards left in the deck, by position
+  card_mask: jax.Array  # [C + 1, H]: 0 where a hand holds the card at that position (row C: ones)
+  tables: showdown.ShowdownTables  # per river board
+  river_mask: jax.Array  # [R, H]: 0 where a river board holds a card of the hand
+
+
+jax.tree_util.register_dataclass(
+  Spot,
+  data_fields=['board', 'hands', 'ranges', 'remaining', 'card_mask', 'tables', 'river_mask'],
+  meta_fields=[],
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Subgame:
+  """A public tree and a spot: the game the solvers take."""
+
+  tree: PublicTree
+  spot: Spot
+
+  num_players = 2
+
+  @property
+  def dtype(self):
+    return self.spot.ranges.dtype
+
+  @property
+  def num_hands(self) -> int:
+    return self.spot.hands.shape[-2]
+
+  @property
+  def name(self) -> str:
+    return self.tree.info.name
+
+  @property
+  def info(self) -> TreeInfo:
+    return self.tree.info
+
+  @property
+  def num_infosets(self) -> int:
+    return self.tree.num_decisions * self.num_hands
+
+  @property
+  def num_histories(self) -> int:
+    return self.tree.num_nodes
+
+  def evaluate_profile(self, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(NashConv, [2] expected values per deal) of `policy` `[D, A, H]` (`jaxcfr.train` calls this)."""
+    values = expected_values(self, policy)
+    return (best_response_values(self, policy) - values).sum(), values
+
+
+jax.tree_util.register_dataclass(Subgame, data_fields=['tree', 'spot'], meta_fields=[])
+
+
+# Building.
+
+
+def build_tree(config: TreeConfig, dtype=jnp.float32) -> PublicTree:
+  """The arrays of the public tree of `config` (host work, once per sizing and shape)."""
+  nodes = build(config)
+  deck_left = config.deck_size - BOARD_SIZE[config.street]
+  depth = [0] * len(nodes)
+  for i, node in enumerate(nodes[1:], 1):
+    depth[i] = depth[node.parent] + 1
+  # Each depth ordered by kind (stable): decision, chance, fold, showdown.
+  by_depth = [[] for _ in range(max(depth) + 1)]
+  for i in sorted(range(len(nodes)), key=lambda i: (depth[i], nodes[i].kind, i)):
+    by_depth[depth[i]].append(i)
+  position = {}
+  for members in by_depth:
+    for j, i in enumerate(members):
+      position[i] = j
+  decisions = [i for members in by_depth for i in members if nodes[i].kind == DECISION]
+  width = max(len(nodes[i].children) for i in decisions)
+  chance_width = max([len(n.children) for n in nodes if n.kind == CHANCE], default=1)
+  river_keys = sorted({tuple(sorted(n.dealt)) for n in nodes if n.kind == SHOWDOWN})
+  board_row = {key: r for r, key in enumerate(river_keys)}
+  half = config.pot / 2
+  levels = dict(parent=[], slot=[], parent_player=[], edge_card=[], children=[], chance_children=[])
+  folds, showdowns, chance_weight, sizes = [], [], [], []
+  for d, members in enumerate(by_depth):
+    kinds = [nodes[i].kind for i in members]
+    sizes.append(tuple(kinds.count(k) for k in (DECISION, CHANCE, FOLD, SHOWDOWN)))
+    following = len(by_depth[d + 1]) if d + 1 < len(by_depth) else 0
+    parents = [nodes[i].parent for i in members]
+    levels['parent'].append([position[p] if p >= 0 else 0 for p in parents])
+    levels['slot'].append([nodes[i].slot for i in members])
+    levels['parent_player'].append(
+      [nodes[p].player if p >= 0 and nodes[p].kind == DECISION else 2 for p in parents]
+    )
+    levels['edge_card'].append(
+      [
+        nodes[i].dealt[-1] if nodes[i].parent >= 0 and nodes[nodes[i].parent].kind == CHANCE else deck_left
+        for i in members
+      ]
+    )
+    children = np.full((sizes[-1][0], width), following, np.int32)
+    chance_children = np.full((sizes[-1][1], chance_width), following, np.int32)
+    for i in members:
+      node = nodes[i]
+      target = children if node.kind == DECISION else chance_children
+      if node.kind in (DECISION, CHANCE):
+        row = position[i] - (0 if node.kind == DECISION else sizes[-1][0])
+        target[row, : len(node.children)] = [position[c] for c in node.children]
+      if node.kind == CHANCE:
+        chance_weight.append(1 / (config.deck_size - BOARD_SIZE[node.street] - 4))
+      elif node.kind == FOLD:
+        folds.append(node)
+      elif node.kind == SHOWDOWN:
+        showdowns.append(node)
+    levels['children'].append(children)
+    levels['chance_children'].append(chance_children)
+
+  def dealt(node):
+    return list(node.dealt) + [deck_left] * (2 - len(node.dealt))
+
+  as_int = lambda rows: tuple(jnp.asarray(np.asarray(r, np.int32).reshape(np.shape(r))) for r in rows)
+  legal = np.zeros((len(decisions), width, 1), bool)
+  for r, i in enumerate(decisions):
+    legal[r, : len(nodes[i].children)] = True
+  # Showdowns grouped by river board, M slots per board (the board-major layout of the sweep).
+  boards = [board_row[tuple(sorted(n.dealt))] for n in showdowns]
+  per_board = np.bincount(boards, minlength=len(river_keys)) if boards else np.zeros(1, int)
+  slots_per_board = max(1, int(per_board.max()))
+  source = np.full((max(1, len(river_keys)), slots_per_board), len(showdowns), np.int32)
+  grouped_amount = np.zeros(source.shape)
+  slot = np.zeros(len(showdowns), np.int32)
+  used = np.zeros(len(source), int)
+  for s, (b, node) in enumerate(zip(boards, showdowns, strict=True)):
+    source[b, used[b]], grouped_amount[b, used[b]] = s, half + node.added[0]
+    slot[s] = b * slots_per_board + used[b]
+    used[b] += 1
+  shape_key = (config, tuple(sizes), width, chance_width, slots_per_board)
+  return PublicTree(
+    parent=as_int(levels['parent']),
+    slot=as_int(levels['slot']),
+    parent_player=as_int(levels['parent_player']),
+    edge_card=as_int(levels['edge_card']),
+    children=as_int(levels['children']),
+    chance_children=as_int(levels['chance_children']),
+    decision_player=jnp.asarray(np.array([nodes[i].player for i in decisions], np.int32)),
+    legal=jnp.asarray(legal),
+    chance_weight=jnp.asarray(np.array(chance_weight), dtype),
+    fold_player=jnp.asarray(np.array([n.player for n in folds], np.int32)),
+    fold_amount=jnp.asarray(np.array([half + n.added[n.player] for n in folds]), dtype),
+    fold_dealt=jnp.asarray(np.array([dealt(n) for n in folds], np.int32).reshape(-1, 2)),
+    showdown_source=jnp.asarray(source.reshape(-1)),
+    showdown_slot=jnp.asarray(slot),
+    showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
+    level_sizes=tuple(sizes),
+    info=TreeInfo(config, nodes, river_keys, shape_key),
+  )
+
+
+def river_boards(tree: PublicTree, board: tuple[int, ...], remaining: np.ndarray) -> np.ndarray:
+  """[R, 5] the river boards of the tree's showdown rows, for a starting board."""
+  keys = tree.info.river_keys
+  return np.array([list(board) + [int(remaining[k]) for k in key] for key in keys], np.int32)
+
+
+def make_spot(tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtype=jnp.float32) -> Spot:
+  """The spot arrays: `board` card ids, `ranges` two [1326] weight arrays (OOP, IP) in HOLES order."""
+  board = tuple(int(c) for c in board)
+  config = tree.info.config
+  if len(board) != BOARD_SIZE[config.street]:
+    raise cards_module.PokerInputError(
+      f'the tree starts on the {("flop", "turn", "river")[config.street - 1]}, which has '
+      f'{BOARD_SIZE[config.street]} board cards; got {len(board)}'
+    )
+  if deck.size != config.deck_size:
+    raise ValueError(f'the tree was built for a deck of {config.deck_size} cards, the spot has {deck.size}')
+  hands = cards_module.hands(deck, board)
+  remaining = np.array([c for c in deck.cards if c not in board], np.int32)
+  card_mask = np.ones((len(remaining) + 1, len(hands)))
+  card_mask[:-1] = ~(hands[None, :, :] == remaining[:, None, None]).any(-1)
+  weights = np.stack([ranges_module.range_on_board(w, deck, board) for w in ranges])
+  boards = river_boards(tree, board, remaining)
+  tables = showdown.showdown_tables(hands, boards)
+  river_mask = ~(hands[None, :, :, None] == boards[:, None, None, :]).any(axis=(-1, -2))
+  return Spot(
+    jnp.asarray(np.array(board, np.int32)),
+    jnp.asarray(hands),
+    jnp.asarray(weights, dtype),
+    jnp.asarray(remaining),
+    jnp.asarray(card_mask, dtype),
+    tables,
+    jnp.asarray(river_mask, dtype),
+  )
+
+
+def subgame(config: TreeConfig, board, ranges, deck=cards_module.FULL_DECK, dtype=jnp.float32) -> Subgame:
+  """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it)."""
+  tree = build_tree(config, dtype)
+  return Subgame(tree, make_spot(tree, board, ranges, deck, dtype))
+
+
+# The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].
+
+
+def _rows(tree: PublicTree) -> list[tuple[int, int]]:
+  """[start, stop) decision rows of each depth."""
+  bounds, start = [], 0
+  for decision, *_ in tree.level_sizes:
+    bounds.append((start, start + decision))
+    start += decision
+  return bounds
+
+
+def _terminal_rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
+  """[start, stop) rows of each depth's fold (kind 2) or showdown (kind 3) nodes in their lists."""
+  bounds, start = [], 0
+  for sizes in tree.level_sizes:
+    bounds.append((start, start + sizes[kind]))
+    start += sizes[kind]
+  return bounds
+
+
+def reach_probabilities(game: Subgame, policy: jax.Array) -> list[jax.Array]:
+  """Per depth [n_d, 2, H]: each player's reach (range, own strategy, card removal) at each node."""
+  tree, spot = game.tree, game.spot
+  reach = [spot.ranges[None]]
+  rows = _rows(tree)
+  for d in range(1, len(tree.level_sizes)):
+    start, stop = rows[d - 1]
+    strategy = policy[start:stop]  # [m, A, H] of the parents' depth
+    parent = tree.parent[d]
+    is_decision = tree.parent_player[d] < 2
+    step = strategy[jnp.where(is_decision, parent, 0), tree.slot[d]] if stop > start else None  # [n, H]
+    acting = (tree.parent_player[d][:, None] == jnp.arange(2))[..., None]  # [n, 2, 1]
+    child = reach[-1][parent] * spot.card_mask[tree.edge_card[d]][:, None, :]
+    if step is not None:
+      child = jnp.where(acting, child * step[:, None, :], child)
+    reach.append(child)
+  return reach
+
+
+def _terminal_reach(tree: PublicTree, reach: list[jax.Array], player: int, kind: int) -> jax.Array:
+  """[F or S, H]: the reach of `player` at every fold (kind 2) or showdown (kind 3) node."""
+  parts = []
+  for sizes, r in zip(tree.level_sizes, reach, strict=True):
+    start = sum(sizes[:kind])
+    parts.append(r[start : start + sizes[kind], player])
+  return jnp.concatenate(parts)
+
+
+def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple[jax.Array, jax.Array]:
+  """`player`'s counterfactual values at the fold nodes [F, H] and the showdown nodes [S, H]."""
+  tree, spot = game.tree, game.spot
+  mask = lambda dealt: spot.card_mask[dealt[:, 0]] * spot.card_mask[dealt[:, 1]]  # own hands the cards leave
+  opponent = _terminal_reach(tree, reach, 1 - player, FOLD)
+  sign = jnp.where(tree.fold_player == player, -1, 1).astype(opponent.dtype)
+  mass = showdown.compatible_mass(spot.hands, opponent)
+  folds = (sign * tree.fold_amount)[:, None] * mass * mask(tree.fold_dealt)
+  opponent = _terminal_reach(tree, reach, 1 - player, SHOWDOWN)  # [S, H]
+  if opponent.shape[0]:
+    boards, _, slots = tree.showdown_grouped_amount.shape
+    padded = jnp.concatenate([opponent, jnp.zeros_like(opponent[:1])])
+    grouped = jnp.swapaxes(padded[tree.showdown_source].reshape(boards, slots, -1), 1, 2)  # [R, H, M]
+    difference = showdown.showdown_difference(spot.tables, grouped) * tree.showdown_grouped_amount
+    # The board's cards block the own hands that hold them.
+    difference = difference * spot.river_mask[..., None]
+    showdowns = jnp.swapaxes(difference, 1, 2).reshape(boards * slots, -1)[tree.showdown_slot]
+  else:
+    showdowns = opponent
+  return folds, showdowns
+
+
+def counterfactual_values(
+  game: Subgame, policy: jax.Array, reach: list[jax.Array], player: int, best_response: bool = False
+) -> tuple[jax.Array, jax.Array | None]:
+  """`player`'s counterfactual values, bottom-up: ([H] at the root, [D, A, H] regrets on its rows).
+
+  With `best_response`, `player` takes the best action at each of its nodes (no regrets then).
+  """
+  tree = game.tree
+  folds, showdowns = terminal_values(game, reach, player)
+  rows, fold_rows, showdown_rows = _rows(tree), _terminal_rows(tree, FOLD), _terminal_rows(tree, SHOWDOWN)
+  chance_rows, start = [], 0
+  for sizes in tree.level_sizes:
+    chance_rows.append((start, start + sizes[1]))
+    start += sizes[1]
+  below = None  # [n_{d+1} + 1, H]: the next depth's values and a zero row for padding
+  regrets = []
+  for d in reversed(range(len(tree.level_sizes))):
+    parts = []
+    start, stop = rows[d]
+    if stop > start:
+      children = below[tree.children[d]]  # [m, A, H]
+      legal = tree.legal[start:stop]
+      own = (tree.decision_player[start:stop] == player)[:, None, None]
+      if best_response:
+        mine = jnp.where(legal, children, -jnp.inf).max(1)
+      else:
+        mine = (policy[start:stop] * children).sum(1)
+      value = jnp.where(own[:, 0], mine, children.sum(1))  # the opponent's strategy is in its reach
+      parts.append(value)
+      if not best_response:
+        regrets.append(jnp.where(own & legal, children - value[:, None], 0))
+    a, b = chance_rows[d]
+    if b > a:
+      parts.append(below[tree.chance_children[d]].sum(1) * tree.chance_weight[a:b, None])
+    a, b = fold_rows[d]
+    parts.append(folds[a:b])
+    a, b = showdown_rows[d]
+    parts.append(showdowns[a:b])
+    values = jnp.concatenate(parts)
+    below = jnp.concatenate([values, jnp.zeros_like(values[:1])])
+  regret = jnp.concatenate(regrets[::-1]) if regrets else None
+  return below[0], regret
+
+
+def own_reach(tree: PublicTree, reach: list[jax.Array], player: int) -> jax.Array:
+  """[D, H]: `player`'s reach at every decision node."""
+  return jnp.concatenate([r[: sizes[0], player] for sizes, r in zip(tree.level_sizes, reach, strict=True)])
+
+
+def normalizer(game: Subgame) -> jax.Array:
+  """Z: [] the total weight of the deals (sum over disjoint hand pairs of w0 w1)."""
+  ranges = game.spot.ranges
+  return (ranges[0] * showdown.compatible_mass(game.spot.hands, ranges[1:])[0]).sum()
+
+
+def expected_values(game: Subgame, policy: jax.Array) -> jax.Array:
+  """[2] each player's expected payoff per deal under `policy` [D, A, H]."""
+  reach = reach_probabilities(game, policy)
+  values = [counterfactual_values(game, policy, reach, p)[0] for p in range(2)]
+  return jnp.stack([(game.spot.ranges[p] * values[p]).sum() for p in range(2)]) / normalizer(game)
+
+
+def best_response_values(game: Subgame, policy: jax.Array) -> jax.Array:
+  """[2] each player's best-response payoff per deal against the other's part of `policy`."""
+  reach = reach_probabilities(game, policy)
+  values = [counterfactual_values(game, policy, reach, p, best_response=True)[0] for p in range(2)]
+  return jnp.stack([(game.spot.ranges[p] * values[p]).sum() for p in range(2)]) / normalizer(game)
+
+
+def hand_values(game: Subgame, policy: jax.Array) -> jax.Array:
+  """[2, H] each hand's expected payoff given it is dealt (0 where it cannot be)."""
+  reach = reach_probabilities(game, policy)
+  out = []
+  for p in range(2):
+    values = counterfactual_values(game, policy, reach, p)[0]
+    mass = showdown.compatible_mass(game.spot.hands, game.spot.ranges[1 - p][None])[0]
+    out.append(jnp.where(mass > 0, values / jnp.where(mass > 0, mass, 1), 0))
+  return jnp.stack(out)
