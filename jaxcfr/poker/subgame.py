@@ -36,12 +36,21 @@ class TreeInfo:
   """Host-side description of a public tree (its config, nodes with labels, the river boards'
   deck positions); compares by its shape, so spots of one tree shape share compiled programs."""
 
-  def __init__(self, config: TreeConfig, nodes, river_keys, shape_key: tuple):
+  def __init__(self, config: TreeConfig, nodes, river_keys, decisions, shape_key: tuple):
     self.config = config
-    self.nodes = nodes
+    self.nodes = nodes  # as `tree.build` returns them (breadth-first)
     self.river_keys = river_keys  # [R] tuples of deck positions dealt before each river board
+    self.decisions = decisions  # [D] the node (in `nodes`) of each decision row
     self.fingerprint = hashlib.sha256(repr(shape_key).encode()).hexdigest()[:16]
     self.name = f'subgame({config.pot}, {config.stack}, street {config.street})'
+
+  def line(self, node: int) -> tuple[str, ...]:
+    """The labels of the actions and deals from the root to `node` (an index into `nodes`)."""
+    labels = []
+    while self.nodes[node].parent >= 0:
+      labels.append(self.nodes[node].label)
+      node = self.nodes[node].parent
+    return tuple(labels[::-1])
 
   def __eq__(self, other):
     return isinstance(other, TreeInfo) and self.fingerprint == other.fingerprint
@@ -271,7 +280,7 @@ def build_tree(config: TreeConfig, dtype=jnp.float32) -> PublicTree:
     showdown_slot=jnp.asarray(slot),
     showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
     level_sizes=tuple(sizes),
-    info=TreeInfo(config, nodes, river_keys, shape_key),
+    info=TreeInfo(config, nodes, river_keys, decisions, shape_key),
   )
 
 
