@@ -21,6 +21,7 @@ import textwrap
 import time
 
 from jaxcfr import algorithms, outputs
+from jaxcfr.poker import cli as poker_cli
 from jaxcfr.version import __version__
 
 DEFAULT_ITERATIONS = 1000
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
   evaluate.add_argument('--max-histories', type=_POSITIVE_INT, default=50_000_000, help=argparse.SUPPRESS)
   _add_output_options(evaluate)
 
+  poker_cli.add_parser(commands, _add_output_options)
   try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
     from abstractions import cli as abstract_cli  # noqa: PLC0415
   except ImportError:
@@ -155,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == 'abstract':
       return _abstract(args)
     _start_jax(args)
+    if args.command == 'subgame':
+      return poker_cli.run(args)
     return _evaluate_command(args) if args.command == 'evaluate' else _solve(args)
   except (UsageError, outputs.OutputError) as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)

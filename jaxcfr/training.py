@@ -85,6 +85,7 @@ def train(
   eval_every: int | None = None,
   eval_every_seconds: float | None = None,
   eval_at: Sequence[int] | None = None,
+  target: float | None = None,
   checkpoint_dir: str | None = None,
   checkpoint_every: int | None = None,
   checkpoint_seconds: float | None = None,
@@ -104,6 +105,8 @@ def train(
       by default about ten log-spaced points per decade (every tenth of the budget for
       solvers whose policy is costly, i.e. Deep CFR).
     eval_at: evaluate at these iteration counts instead (and at the end).
+    target: stop at the first evaluation whose exploitability is at most this (the budget
+      still bounds the run).
     checkpoint_dir: save the state there (orbax) every `checkpoint_every` iterations
       (default: a tenth of `iterations`, or every 60 s with only `seconds`) and/or every
       `checkpoint_seconds`, at the end, and on Ctrl-C, keeping `keep_checkpoints`.
@@ -113,7 +116,7 @@ def train(
     on_progress: called with a `Progress` after every chunk.
     log: called with one-line messages (resumed from, checkpoint saved on interrupt).
   """
-  _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at)
+  _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at, target)
   if checkpoint_dir is None and (checkpoint_every or checkpoint_seconds or resume):
     raise TrainingError('checkpoint_every, checkpoint_seconds and resume need a checkpoint directory')
   say = log or (lambda message: None)
@@ -196,6 +199,13 @@ def train(
 
   def finished(done, spent):
     if iterations is not None and done >= iterations:
+      return True
+    if (
+      target is not None
+      and curve
+      and curve[-1]['iteration'] == done
+      and curve[-1]['exploitability'] <= target
+    ):
       return True
     margin = 0.5 * per_iteration if per_iteration is not None else 0.0
     return seconds is not None and spent >= seconds - margin
@@ -355,7 +365,7 @@ def jsonable(hyperparameters) -> dict:
   return {k: list(v) if isinstance(v, tuple) else v for k, v in dict(hyperparameters).items()}
 
 
-def _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at) -> None:
+def _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at, target=None) -> None:
   if iterations is None and seconds is None:
     raise TrainingError('give a budget: iterations, seconds, or both')
   if iterations is not None and (
@@ -364,6 +374,8 @@ def _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at) 
     raise TrainingError(f'iterations must be a positive integer, got {iterations!r}')
   if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
     raise TrainingError(f'seconds must be a positive number, got {seconds!r}')
+  if target is not None and not (target >= 0 and math.isfinite(target)):
+    raise TrainingError(f'target must be a non-negative number, got {target!r}')
   if sum(x is not None for x in (eval_every, eval_every_seconds, eval_at)) > 1:
     raise TrainingError('give one of eval_every, eval_every_seconds and eval_at, not both')
 

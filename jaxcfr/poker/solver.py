@@ -23,11 +23,10 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr import algorithms, solvers
+from jaxcfr.poker import defaults
 from jaxcfr.poker import subgame as subgame_module
 from jaxcfr.poker.subgame import Subgame
 from jaxcfr.protocol import Solver
-
-DEFAULT_ALGORITHM = 'dcfr'
 
 
 class SubgameState(NamedTuple):
@@ -53,7 +52,7 @@ def normalize(weights: jax.Array, legal: jax.Array) -> jax.Array:
   return jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), uniform)
 
 
-def subgame_solver(algorithm: str = DEFAULT_ALGORITHM, **hyperparameters) -> Solver:
+def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
   """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
   defaults for the rest), e.g. `subgame_solver('dcfr', alpha=1.5)`."""
   entry = algorithms.get(algorithm)

@@ -1,0 +1,10 @@
+"""Defaults of the poker layer's commands and library calls (no imports: the CLI reads them when it
+builds its parser)."""
+
+BETS = '60%,e,a'  # first bets on every street (postflop-solver's syntax)
+RAISES = '2.5x'
+FORCE_ALL_IN = 0.15  # a bet that leaves less than this times the pot behind becomes the all-in
+TARGET_PCT = 0.5  # exploitability target, % of the starting pot
+MAX_ITERATIONS = 1000  # the iteration cap when only a target is given
+EVAL_EVERY = 10  # iterations between exact exploitability checks
+ALGORITHM = 'dcfr'
