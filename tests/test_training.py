@@ -31,6 +31,18 @@ def test_log_spaced_evaluations_by_default():
   assert [p['iteration'] for p in result.curve] == [1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, 30]
 
 
+def test_a_target_stops_at_the_first_evaluation_that_reaches_it():
+  game, solver = compiled('kuhn'), jaxcfr.make_solver('cfr+')
+  full = jaxcfr.train(game, solver, iterations=400, eval_every=20)
+  target = full.curve[4]['exploitability']  # reached at iteration 100
+  first = next(p['iteration'] for p in full.curve if p['exploitability'] <= target)
+  result = jaxcfr.train(game, solver, iterations=400, eval_every=20, target=target)
+  assert result.iterations == first <= 100
+  assert result.exploitability <= target
+  with pytest.raises(jaxcfr.TrainingError, match='target'):
+    jaxcfr.train(game, solver, iterations=10, target=-1.0)
+
+
 def test_a_seconds_budget_stops_the_loop():
   result = jaxcfr.train(compiled('kuhn'), jaxcfr.make_solver('cfr'), seconds=0.3)
   assert result.iterations > 10 and result.seconds < 1.0

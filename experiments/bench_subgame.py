@@ -1,0 +1,129 @@
+"""Hold'em subgame solving speed: the issue's spot on the river and the turn, and a batch of river spots.
+
+The spot: flop Td9d6h, turn Qc, river 3s; pot 200, effective stack 900; bets '60%, e, a', raises
+'2.5x' on every street, a river donk bet of 50%; full ranges (1,081 hands each on the river, 1,128
+on the turn); target 0.5% of the pot, exploitability checked every 10 iterations (checks excluded
+from the solving time). Each figure is the median of `--repeats` solves after one warm-up (the JIT
+compilation is reported on its own). The batch: `--batch` river spots (random boards and random
+ranges, one tree shape) solved for the river spot's iteration count in one `vmap`ped call.
+
+    python experiments/bench_subgame.py [--repeats 3] [--batch 100] [--skip-turn] [--compare dcfr,cfr+,pcfr+]
+
+postflop-solver (Rust) cannot be built here (no crates.io); its figures from the same kind of
+2-core machine are in the issue and the README: river 0.02 s / 60 iterations, turn 7.1 s / 80
+iterations on one thread, 59 MB in f32 (turn).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxcfr
+from jaxcfr.poker import cards, ranges, solve, subgame, tree
+from jaxcfr.poker.solver import subgame_solver
+
+FULL = '22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,42+,32'
+
+
+def config(board: str) -> tree.TreeConfig:
+  """The issue's sizes: the donk size on the river only."""
+  base = tree.street_sizes('60%,e,a', '2.5x')
+  street = {6: 1, 8: 2, 10: 3}[len(board)]
+  return tree.TreeConfig(street, 200, 900, (base, base, tree.street_sizes('60%,e,a', '2.5x', '50%')))
+
+
+def measure(board: str, algorithm: str, repeats: int) -> dict:
+  full = ranges.parse_range(FULL)
+  game = subgame.subgame(config(board), cards.parse_board(board), (full, full))
+  runs = [solve.solve(game, algorithm) for _ in range(repeats + 1)]
+  first, rest = runs[0], runs[1:]
+  return {
+    'street': ('flop', 'turn', 'river')[game.tree.info.config.street - 1],
+    'hands': game.num_hands,
+    'nodes': game.tree.num_nodes,
+    'iterations': rest[0].iterations,
+    'seconds': statistics.median(r.seconds for r in rest),
+    'jit_seconds_cold': first.jit_seconds,
+    'jit_seconds_warm': statistics.median(r.jit_seconds for r in rest),
+    'exploitability_pct': rest[0].exploitability_pct,
+    'memory_bytes': rest[0].memory_bytes,
+  }
+
+
+def batch(board: str, size: int, iterations: int, algorithm: str) -> dict:
+  """`size` river spots of one tree shape solved together (vmap over the spots)."""
+  rng = np.random.default_rng(0)
+  shape = subgame.build_tree(config(board))
+  spots, deck = [], cards.Deck()
+  for _ in range(size):
+    chosen = tuple(int(c) for c in rng.choice(52, 5, replace=False))
+    weights = [rng.random(1326) * (rng.random(1326) < 0.6) for _ in range(2)]
+    spots.append(subgame.make_spot(shape, chosen, weights, deck))
+  stacked = jax.tree.map(lambda *x: jnp.stack(x), *spots)
+  solver = subgame_solver(algorithm)
+
+  def solve_all(tree_arrays, spots):
+    def one(spot):
+      game = subgame.Subgame(tree_arrays, spot)
+      state = jaxcfr.run(solver, solver.init(game), game, iterations)
+      policy = solver.average_policy(state, game)
+      return game.evaluate_profile(policy)[0] / 2
+
+    return jax.vmap(one)(spots)
+
+  start = time.perf_counter()
+  compiled = jax.jit(solve_all).lower(shape, stacked).compile()
+  jit_seconds = time.perf_counter() - start
+  times = []
+  for _ in range(3):
+    start = time.perf_counter()
+    exploitability = jax.block_until_ready(compiled(shape, stacked))
+    times.append(time.perf_counter() - start)
+  return {
+    'spots': size,
+    'iterations': iterations,
+    'seconds': statistics.median(times),
+    'jit_seconds': jit_seconds,
+    'median_exploitability_pct': float(np.median(np.asarray(exploitability) / 200 * 100)),
+  }
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument('--repeats', type=int, default=3)
+  parser.add_argument('--batch', type=int, default=100)
+  parser.add_argument('--algorithm', default='dcfr')
+  parser.add_argument('--skip-turn', action='store_true')
+  parser.add_argument(
+    '--compare',
+    metavar='ALGORITHMS',
+    help="only compare these algorithms on the river spot, e.g. 'dcfr,cfr+,pcfr+'",
+  )
+  args = parser.parse_args()
+  print(f'jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)')
+  if args.compare:
+    for name in args.compare.split(','):
+      river = measure('Td9d6hQc3s', name, args.repeats)
+      print(json.dumps({'algorithm': name, 'iterations': river['iterations'], 'seconds': river['seconds']}))
+    return
+  results = {'river': measure('Td9d6hQc3s', args.algorithm, args.repeats)}
+  print(json.dumps(results['river']))
+  results['batch'] = batch('Td9d6hQc3s', args.batch, results['river']['iterations'], args.algorithm)
+  print(json.dumps(results['batch']))
+  if not args.skip_turn:
+    results['turn'] = measure('Td9d6hQc', args.algorithm, args.repeats)
+    print(json.dumps(results['turn']))
+  peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+  print(f'peak resident memory of this process: {peak:.0f} MB')
+
+
+if __name__ == '__main__':
+  main()
