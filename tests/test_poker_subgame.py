@@ -531,3 +531,36 @@ def test_vmap_over_spots_equals_a_loop(street):
   looped = np.stack([values(subgame.Subgame(tree, spot), policy) for spot in spots])
   assert np.ptp(looped[:, 0]) > 1e-3  # the spots differ
   np.testing.assert_allclose(batched, looped, rtol=0, atol=1e-9)
+
+
+def test_padding_to_an_envelope_keeps_every_value_and_shares_one_program():
+  deck, config = INVARIANT_TREES[2]
+  configs = [TreeConfig(2, 60, stack, config.sizes, deck_size=deck.size) for stack in (40, 120, 200)]
+  shape = subgame.envelope(configs)
+  board = tuple(int(c) for c in deck.cards[:4])
+  padded_trees = [subgame.build_tree(c, jnp.float64, shape) for c in configs]
+  assert len({tree.info for tree in padded_trees}) == 1  # one shape: one compiled program
+  assert len({subgame.build_tree(c, jnp.float64).info for c in configs}) == 3
+  for c, padded in zip(configs, padded_trees, strict=True):
+    plain = subgame.build_tree(c, jnp.float64)
+    assert padded.num_decisions >= plain.num_decisions
+    ranges = random_ranges(5)
+    games = [
+      subgame.Subgame(t, subgame.make_spot(t, board, ranges, deck, jnp.float64)) for t in (plain, padded)
+    ]
+    rows = [r for r, i in enumerate(padded.info.decisions) if i >= 0]
+    assert [padded.info.decisions[r] for r in rows] == plain.info.decisions
+    # The same behaviour policy on the real rows: the same values and best responses.
+    policy = np.asarray(random_policy(games[0], 2))
+    wide = np.asarray(uniform_policy(games[1])).copy()
+    wide[rows, : policy.shape[1]] = policy
+    np.testing.assert_allclose(
+      evaluation(games[1], jnp.asarray(wide)), evaluation(games[0], jnp.asarray(policy)), atol=1e-9
+    )
+    # And the solver's update is the same on them (one iteration: later ones may break exact
+    # ties in regret differently, as summation order differs in the last bit).
+    solver, run = _solve('dcfr')
+    regrets = [np.asarray(run(solver.init(g), g, 1).cumulative_regret) for g in games]
+    np.testing.assert_allclose(regrets[1][rows, : regrets[0].shape[1]], regrets[0], atol=1e-9)
+  with pytest.raises(ValueError, match='does not fit'):
+    subgame.build_tree(TreeConfig(2, 60, 2000, config.sizes, deck_size=deck.size), jnp.float64, shape)

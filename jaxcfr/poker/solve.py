@@ -207,13 +207,16 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
 
 
 def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> None:
-  """The full strategy as a compressed NumPy archive: `probabilities` [D, A, H] (float32),
+  """The full strategy as a compressed NumPy archive: `probabilities` [D, A, H] (float32, the
+  tree's decision nodes without padding),
   `hands` [H, 2] card ids, `ranges` [2, H], and `metadata` (JSON: for each decision row its player,
   line of actions and action labels; the board and pot). Written atomically; never over a file
   jaxcfr did not write."""
   game = result.game
   info = game.tree.info
   remaining = [cards.card_text(int(c)) for c in np.asarray(game.spot.remaining)]
+  rows = [r for r, i in enumerate(info.decisions) if i >= 0]  # without the padding rows
+  width = max(len(info.nodes[info.decisions[r]].labels) for r in rows)
 
   def named(label: str) -> str:
     return f'deal {remaining[int(label.split()[1])]}' if label.startswith('deal ') else label
@@ -232,11 +235,11 @@ def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> N
         'line': [named(label) for label in info.line(i)],
         'actions': list(info.nodes[i].labels),
       }
-      for i in info.decisions
+      for i in (info.decisions[r] for r in rows)
     ],
   }
   arrays = {
-    'probabilities': np.asarray(result.policy, np.float32),
+    'probabilities': np.asarray(result.policy, np.float32)[rows, :width],
     'hands': np.asarray(game.spot.hands),
     'ranges': np.asarray(game.spot.ranges, np.float32),
     'metadata': np.frombuffer(json.dumps(metadata).encode(), np.uint8),

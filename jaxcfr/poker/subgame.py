@@ -40,7 +40,7 @@ class TreeInfo:
     self.config = config
     self.nodes = nodes  # as `tree.build` returns them (breadth-first)
     self.river_keys = river_keys  # [R] tuples of deck positions dealt before each river board
-    self.decisions = decisions  # [D] the node (in `nodes`) of each decision row
+    self.decisions = decisions  # [D] the node (in `nodes`) of each decision row, -1 for padding
     self.fingerprint = hashlib.sha256(repr(shape_key).encode()).hexdigest()[:16]
     self.name = f'subgame({config.pot}, {config.stack}, street {config.street})'
 
@@ -187,82 +187,145 @@ jax.tree_util.register_dataclass(Subgame, data_fields=['tree', 'spot'], meta_fie
 # Building.
 
 
-def build_tree(config: TreeConfig, dtype=jnp.float32) -> PublicTree:
-  """The arrays of the public tree of `config` (host work, once per sizing and shape)."""
+@dataclasses.dataclass(frozen=True)
+class TreeShape:
+  """What fixes a public tree's array shapes (and so its compiled programs): per depth the counts of
+  decision, chance, fold and showdown nodes, the most actions, and the showdowns per river board."""
+
+  level_sizes: tuple[tuple[int, int, int, int], ...]
+  width: int
+  slots_per_board: int
+
+  def union(self, other: TreeShape) -> TreeShape:
+    """The smallest shape that holds both (elementwise maxima)."""
+    depth = max(len(self.level_sizes), len(other.level_sizes))
+    pad = lambda sizes: sizes + ((0, 0, 0, 0),) * (depth - len(sizes))
+    levels = tuple(
+      tuple(map(max, a, b)) for a, b in zip(pad(self.level_sizes), pad(other.level_sizes), strict=True)
+    )
+    return TreeShape(levels, max(self.width, other.width), max(self.slots_per_board, other.slots_per_board))
+
+  def covers(self, other: TreeShape) -> bool:
+    return self.union(other) == self
+
+
+def tree_shape(config: TreeConfig) -> TreeShape:
+  """The shape of the tree of `config` without padding."""
+  tree = build_tree(config)
+  return TreeShape(tree.level_sizes, tree.num_actions, tree.showdown_grouped_amount.shape[-1])
+
+
+def envelope(configs) -> TreeShape:
+  """One shape that holds the trees of all `configs` (e.g. a bet sizing at every stack-to-pot ratio a
+  bot will meet), so that one compiled program serves all of their spots."""
+  shapes = [tree_shape(config) for config in configs]
+  if not shapes:
+    raise ValueError('envelope needs at least one tree configuration')
+  total = shapes[0]
+  for shape in shapes[1:]:
+    total = total.union(shape)
+  return total
+
+
+def build_tree(config: TreeConfig, dtype=jnp.float32, shape: TreeShape | None = None) -> PublicTree:
+  """The arrays of the public tree of `config` (host work, once per sizing and shape).
+
+  With a `shape` (see `envelope`) the arrays are padded to it with nodes that weigh nothing, so that
+  trees of other pots and stacks share one compiled program; the values are unchanged.
+  """
   nodes = build(config)
   deck_left = config.deck_size - BOARD_SIZE[config.street]
   depth = [0] * len(nodes)
   for i, node in enumerate(nodes[1:], 1):
     depth[i] = depth[node.parent] + 1
-  # Each depth ordered by kind (stable): decision, chance, fold, showdown.
-  by_depth = [[] for _ in range(max(depth) + 1)]
-  for i in sorted(range(len(nodes)), key=lambda i: (depth[i], nodes[i].kind, i)):
-    by_depth[depth[i]].append(i)
-  position = {}
-  for members in by_depth:
-    for j, i in enumerate(members):
-      position[i] = j
-  decisions = [i for members in by_depth for i in members if nodes[i].kind == DECISION]
-  width = max(len(nodes[i].children) for i in decisions)
-  chance_width = max([len(n.children) for n in nodes if n.kind == CHANCE], default=1)
+  num_depths = max(depth) + 1 if shape is None else max(max(depth) + 1, len(shape.level_sizes))
+  by_depth = [[[] for _ in range(4)] for _ in range(num_depths)]  # [depth][kind] -> nodes
+  for i, node in enumerate(nodes):
+    by_depth[depth[i]][node.kind].append(i)
+  sizes = [tuple(len(members) for members in kinds) for kinds in by_depth]
+  width = max(len(nodes[i].children) for kinds in by_depth for i in kinds[DECISION])
   river_keys = sorted({tuple(sorted(n.dealt)) for n in nodes if n.kind == SHOWDOWN})
   board_row = {key: r for r, key in enumerate(river_keys)}
+  per_board = np.bincount([board_row[tuple(sorted(n.dealt))] for n in nodes if n.kind == SHOWDOWN])
+  slots_per_board = max(1, int(per_board.max(initial=0)))
+  if shape is not None:
+    own = TreeShape(tuple(sizes), width, slots_per_board)
+    if not shape.covers(own):
+      raise ValueError('the tree does not fit the shape it is padded to (build the shape with `envelope`)')
+    sizes, width, slots_per_board = list(shape.level_sizes), shape.width, shape.slots_per_board
+  position = {}
+  for kinds, counts in zip(by_depth, sizes, strict=True):
+    for kind, members in enumerate(kinds):
+      for j, i in enumerate(members):
+        position[i] = sum(counts[:kind]) + j
+  # A chance node deals every card left: its width depends on the street and the deck only.
+  chance_width = config.deck_size - BOARD_SIZE[config.street]
   half = config.pot / 2
-  levels = dict(parent=[], slot=[], parent_player=[], edge_card=[], children=[], chance_children=[])
-  folds, showdowns, chance_weight, sizes = [], [], [], []
-  for d, members in enumerate(by_depth):
-    kinds = [nodes[i].kind for i in members]
-    sizes.append(tuple(kinds.count(k) for k in (DECISION, CHANCE, FOLD, SHOWDOWN)))
-    following = len(by_depth[d + 1]) if d + 1 < len(by_depth) else 0
-    parents = [nodes[i].parent for i in members]
+  none = -1  # the padding marker in the host lists below
+  levels = {
+    name: [] for name in ('parent', 'slot', 'parent_player', 'edge_card', 'children', 'chance_children')
+  }
+  decisions, folds, showdowns, chance_weight = [], [], [], []
+  for d, (kinds, counts) in enumerate(zip(by_depth, sizes, strict=True)):
+    following = sum(sizes[d + 1]) if d + 1 < len(sizes) else 0
+    members = [i for kind, group in enumerate(kinds) for i in group + [none] * (counts[kind] - len(group))]
+    parents = [nodes[i].parent if i != none else none for i in members]
     levels['parent'].append([position[p] if p >= 0 else 0 for p in parents])
-    levels['slot'].append([nodes[i].slot for i in members])
+    levels['slot'].append([nodes[i].slot if i != none else 0 for i in members])
     levels['parent_player'].append(
       [nodes[p].player if p >= 0 and nodes[p].kind == DECISION else 2 for p in parents]
     )
     levels['edge_card'].append(
       [
-        nodes[i].dealt[-1] if nodes[i].parent >= 0 and nodes[nodes[i].parent].kind == CHANCE else deck_left
-        for i in members
+        nodes[i].dealt[-1] if p >= 0 and nodes[p].kind == CHANCE else deck_left
+        for i, p in zip(members, parents, strict=True)
       ]
     )
-    children = np.full((sizes[-1][0], width), following, np.int32)
-    chance_children = np.full((sizes[-1][1], chance_width), following, np.int32)
-    for i in members:
-      node = nodes[i]
-      target = children if node.kind == DECISION else chance_children
-      if node.kind in (DECISION, CHANCE):
-        row = position[i] - (0 if node.kind == DECISION else sizes[-1][0])
-        target[row, : len(node.children)] = [position[c] for c in node.children]
-      if node.kind == CHANCE:
-        chance_weight.append(1 / (config.deck_size - BOARD_SIZE[node.street] - 4))
-      elif node.kind == FOLD:
-        folds.append(node)
-      elif node.kind == SHOWDOWN:
-        showdowns.append(node)
+    children = np.full((counts[DECISION], width), following, np.int32)
+    for row, i in enumerate(kinds[DECISION]):
+      children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
+    chance_children = np.full((counts[CHANCE], chance_width), following, np.int32)
+    for row, i in enumerate(kinds[CHANCE]):
+      chance_children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
     levels['children'].append(children)
     levels['chance_children'].append(chance_children)
+    decisions += kinds[DECISION] + [none] * (counts[DECISION] - len(kinds[DECISION]))
+    chance_weight += [1 / (config.deck_size - BOARD_SIZE[nodes[i].street] - 4) for i in kinds[CHANCE]]
+    chance_weight += [0.0] * (counts[CHANCE] - len(kinds[CHANCE]))
+    folds += kinds[FOLD] + [none] * (counts[FOLD] - len(kinds[FOLD]))
+    showdowns += kinds[SHOWDOWN] + [none] * (counts[SHOWDOWN] - len(kinds[SHOWDOWN]))
 
-  def dealt(node):
-    return list(node.dealt) + [deck_left] * (2 - len(node.dealt))
+  def dealt(i):
+    return [deck_left] * 2 if i == none else list(nodes[i].dealt) + [deck_left] * (2 - len(nodes[i].dealt))
 
   as_int = lambda rows: tuple(jnp.asarray(np.asarray(r, np.int32).reshape(np.shape(r))) for r in rows)
   legal = np.zeros((len(decisions), width, 1), bool)
+  legal[:, 0] = True  # padding rows keep one action, so that no policy divides by zero
   for r, i in enumerate(decisions):
-    legal[r, : len(nodes[i].children)] = True
-  # Showdowns grouped by river board, M slots per board (the board-major layout of the sweep).
-  boards = [board_row[tuple(sorted(n.dealt))] for n in showdowns]
-  per_board = np.bincount(boards, minlength=len(river_keys)) if boards else np.zeros(1, int)
-  slots_per_board = max(1, int(per_board.max()))
+    if i != none:
+      legal[r, : len(nodes[i].children)] = True
+  # Showdowns grouped by river board, M slots per board (the board-major layout of the sweep);
+  # padding showdowns read and write the extra zero row at the end of either layout.
   source = np.full((max(1, len(river_keys)), slots_per_board), len(showdowns), np.int32)
   grouped_amount = np.zeros(source.shape)
-  slot = np.zeros(len(showdowns), np.int32)
+  slot = np.full(len(showdowns), source.size, np.int32)
   used = np.zeros(len(source), int)
-  for s, (b, node) in enumerate(zip(boards, showdowns, strict=True)):
-    source[b, used[b]], grouped_amount[b, used[b]] = s, half + node.added[0]
+  for s, i in enumerate(showdowns):
+    if i == none:
+      continue
+    b = board_row[tuple(sorted(nodes[i].dealt))]
+    source[b, used[b]], grouped_amount[b, used[b]] = s, half + nodes[i].added[0]
     slot[s] = b * slots_per_board + used[b]
     used[b] += 1
-  shape_key = (config, tuple(sizes), width, chance_width, slots_per_board)
+  shape_key = (
+    config.street,
+    config.deck_size,
+    tuple(sizes),
+    width,
+    chance_width,
+    slots_per_board,
+    len(river_keys),
+  )
   return PublicTree(
     parent=as_int(levels['parent']),
     slot=as_int(levels['slot']),
@@ -270,12 +333,14 @@ def build_tree(config: TreeConfig, dtype=jnp.float32) -> PublicTree:
     edge_card=as_int(levels['edge_card']),
     children=as_int(levels['children']),
     chance_children=as_int(levels['chance_children']),
-    decision_player=jnp.asarray(np.array([nodes[i].player for i in decisions], np.int32)),
+    decision_player=jnp.asarray(np.array([nodes[i].player if i != none else 2 for i in decisions], np.int32)),
     legal=jnp.asarray(legal),
     chance_weight=jnp.asarray(np.array(chance_weight), dtype),
-    fold_player=jnp.asarray(np.array([n.player for n in folds], np.int32)),
-    fold_amount=jnp.asarray(np.array([half + n.added[n.player] for n in folds]), dtype),
-    fold_dealt=jnp.asarray(np.array([dealt(n) for n in folds], np.int32).reshape(-1, 2)),
+    fold_player=jnp.asarray(np.array([nodes[i].player if i != none else 2 for i in folds], np.int32)),
+    fold_amount=jnp.asarray(
+      np.array([half + nodes[i].added[nodes[i].player] if i != none else 0.0 for i in folds]), dtype
+    ),
+    fold_dealt=jnp.asarray(np.array([dealt(i) for i in folds], np.int32).reshape(-1, 2)),
     showdown_source=jnp.asarray(source.reshape(-1)),
     showdown_slot=jnp.asarray(slot),
     showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
@@ -320,9 +385,16 @@ def make_spot(tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtyp
   )
 
 
-def subgame(config: TreeConfig, board, ranges, deck=cards_module.FULL_DECK, dtype=jnp.float32) -> Subgame:
+def subgame(
+  config: TreeConfig,
+  board,
+  ranges,
+  deck=cards_module.FULL_DECK,
+  dtype=jnp.float32,
+  shape: TreeShape | None = None,
+) -> Subgame:
   """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it)."""
-  tree = build_tree(config, dtype)
+  tree = build_tree(config, dtype, shape)
   return Subgame(tree, make_spot(tree, board, ranges, deck, dtype))
 
 
@@ -391,7 +463,8 @@ def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple
     difference = showdown.showdown_difference(spot.tables, grouped) * tree.showdown_grouped_amount
     # The board's cards block the own hands that hold them.
     difference = difference * spot.river_mask[..., None]
-    showdowns = jnp.swapaxes(difference, 1, 2).reshape(boards * slots, -1)[tree.showdown_slot]
+    flat = jnp.swapaxes(difference, 1, 2).reshape(boards * slots, -1)
+    showdowns = jnp.concatenate([flat, jnp.zeros_like(flat[:1])])[tree.showdown_slot]
   else:
     showdowns = opponent
   return folds, showdowns
