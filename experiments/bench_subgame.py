@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxcfr
-from jaxcfr.poker import cards, ranges, solve, subgame, tree
+from jaxcfr.poker import cards, ranges, solving, subgame, tree
 from jaxcfr.poker.solver import subgame_solver
 
 FULL = '22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,42+,32'
@@ -42,8 +42,8 @@ def config(board: str) -> tree.TreeConfig:
 
 def measure(board: str, algorithm: str, repeats: int) -> dict:
   full = ranges.parse_range(FULL)
-  game = subgame.subgame(config(board), cards.parse_board(board), (full, full))
-  runs = [solve.solve(game, algorithm) for _ in range(repeats + 1)]
+  game = subgame.build_subgame(config(board), cards.parse_board(board), (full, full))
+  runs = [solving.solve(game, algorithm) for _ in range(repeats + 1)]
   first, rest = runs[0], runs[1:]
   return {
     'street': ('flop', 'turn', 'river')[game.tree.info.config.street - 1],

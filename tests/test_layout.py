@@ -96,4 +96,6 @@ def test_only_the_cli_and_the_poker_layer_import_abstractions():
     and not (name == POKER_LAYER or name.startswith(POKER_LAYER + '.'))
     and any(module == 'abstractions' or module.startswith('abstractions.') for module in imported)
   )
-  assert not offenders, f'{offenders} import abstractions; only {sorted(ALLOWED_TO_IMPORT_ABSTRACTIONS)} and {POKER_LAYER} may'
+  assert not offenders, (
+    f'{offenders} import abstractions; only {sorted(ALLOWED_TO_IMPORT_ABSTRACTIONS)} and {POKER_LAYER} may'
+  )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from test_cli import run_cli
 
-from jaxcfr.poker import solve
+from jaxcfr.poker import solving
 
 SPOT = (
   'subgame', '--board', 'Td9d6hQc3s', '--pot', '200', '--stack', '900',
@@ -27,7 +27,7 @@ def test_a_river_spot_reaches_its_target_and_writes_json_and_strategy(tmp_path):
   assert report['equity']['oop'] + report['equity']['ip'] == pytest.approx(1, abs=1e-5)
   assert report['seconds'] > 0 and report['jit_seconds'] > 0 and report['memory_bytes'] > 0
   assert report['curve'][-1]['exploitability_pct'] == pytest.approx(report['exploitability_pct'])
-  metadata, arrays = solve.load_strategy(str(strategy))
+  metadata, arrays = solving.load_strategy(str(strategy))
   d, a, h = arrays['probabilities'].shape
   assert (d, h) == (report['decision_nodes'], 1081) and len(metadata['nodes']) == d
   legal = np.array([[i < len(node['actions']) for i in range(a)] for node in metadata['nodes']])

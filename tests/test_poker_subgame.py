@@ -221,7 +221,7 @@ def oracle_spot(street: int, stack: int, seed: int):
   deck, text = {3: (RIVER_DECK, RIVER_BOARD), 2: (TURN_DECK, TURN_BOARD), 1: (FLOP_DECK, FLOP_BOARD)}[street]
   board = cards.parse_board(text, deck)
   ranges = random_ranges(seed, keep=0.5 if street == 3 else 0.6)
-  game = subgame.subgame(fcpa_config(street, 100, stack, deck), board, ranges, deck, jnp.float64)
+  game = subgame.build_subgame(fcpa_config(street, 100, stack, deck), board, ranges, deck, jnp.float64)
   spot = oracle.universal_poker_spot(deck.num_ranks, deck.num_suits, board, 100, stack, ranges)
   return game, spot, jaxcfr.compile_game(_OrderedSpot(spot) if street == 1 else spot, dtype=jnp.float64)
 
@@ -380,7 +380,7 @@ def test_fold_values_by_brute_force():
   the line (their actions and the dealt cards), over the hole pairs that share no card."""
   deck, config = RIVER_DECK, SIZED_TURN
   board = cards.parse_board('7c5d4c2h', deck)
-  game = subgame.subgame(config, board, random_ranges(3), deck, jnp.float64)
+  game = subgame.build_subgame(config, board, random_ranges(3), deck, jnp.float64)
   policy = random_policy(game, 4)
   tree, nodes = game.tree, game.tree.info.nodes
   hands, remaining = np.asarray(game.spot.hands), np.asarray(game.spot.remaining)
@@ -424,7 +424,7 @@ def test_fold_values_by_brute_force():
 def test_values_sum_to_zero(street):
   deck, config = INVARIANT_TREES[street]
   board = cards.parse_board('Td9d6hQc3s' if street == 3 else '7c5d4c2h', deck)
-  game = subgame.subgame(config, board, random_ranges(street), deck, jnp.float64)
+  game = subgame.build_subgame(config, board, random_ranges(street), deck, jnp.float64)
   for seed in range(3):
     value, best = evaluation(game, random_policy(game, seed))
     assert abs(value[0]) > 1e-3
@@ -476,7 +476,7 @@ def test_turn_check_down_is_the_equity_over_the_river_cards(deck):
       ranges[p, HOLE_INDEX[tuple(hands[h].tolist())]] = 1
   else:
     ranges = np.stack(random_ranges(21))
-  game = subgame.subgame(no_bets_config(2, 80, deck), board, ranges, deck, jnp.float64)
+  game = subgame.build_subgame(no_bets_config(2, 80, deck), board, ranges, deck, jnp.float64)
   value = values(game, uniform_policy(game))
   weights = np.asarray(game.spot.ranges)
   rivers = np.array([c for c in deck.cards if c not in board])

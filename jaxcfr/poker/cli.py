@@ -100,7 +100,7 @@ def run(args) -> int:
   import jax.numpy as jnp  # noqa: PLC0415
 
   from jaxcfr import progress  # noqa: PLC0415
-  from jaxcfr.poker import solve  # noqa: PLC0415
+  from jaxcfr.poker import solving  # noqa: PLC0415
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
   log = sys.stderr if args.json == '-' else sys.stdout
@@ -109,7 +109,7 @@ def run(args) -> int:
       raise ValueError('--seconds must be positive')
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     outputs.check_file(args.strategy_out, '--strategy-out', force=args.force, suffixes=('.npz',))
-    spec = solve.SpotSpec(
+    spec = solving.SpotSpec(
       args.board, args.pot, args.stack, (args.oop_range, args.ip_range), args.bets, args.raises, args.donk,
       args.raise_cap, args.force_all_in,
     )  # fmt: skip
@@ -124,18 +124,18 @@ def run(args) -> int:
             f'exploitability {update.curve[-1]["exploitability"] / args.pot * 100:.3f}% pot'
           )
 
-      result = solve.solve(
+      result = solving.solve(
         game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
         seconds=args.seconds, eval_every=args.eval_every, dtype=jnp.dtype(args.dtype), on_progress=show,
       )  # fmt: skip
   except (ValueError, TrainingError) as error:  # PokerInputError and OutputError are ValueErrors
     print(f'jaxcfr: error: {error}', file=sys.stderr)
     return 2
-  report = solve.report(result, spec)
+  report = solving.report(result, spec)
   _print(result, log)
   try:
     if args.strategy_out:
-      solve.save_strategy(args.strategy_out, result, force=args.force)
+      solving.save_strategy(args.strategy_out, result, force=args.force)
       print(f'strategy written to {args.strategy_out}', file=log)
     if args.json:
       outputs.write_json(args.json, report, force=args.force)
@@ -150,7 +150,7 @@ def run(args) -> int:
 
 
 def _print(result, log) -> None:
-  from jaxcfr.poker import solve  # noqa: PLC0415
+  from jaxcfr.poker import solving  # noqa: PLC0415
 
   ms = 1000 * result.seconds / max(result.iterations, 1)
   print(
@@ -161,7 +161,7 @@ def _print(result, log) -> None:
     f'IP {100 * result.equity[1]:.2f}%',
     file=log,
   )
-  rows = solve.root_summary(result)
+  rows = solving.root_summary(result)
   if rows:
     actions = list(rows[0][2])
     print(f'OOP first decision by hand class ({", ".join(actions)}):', file=log)

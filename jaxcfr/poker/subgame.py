@@ -385,7 +385,7 @@ def make_spot(tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtyp
   )
 
 
-def subgame(
+def build_subgame(
   config: TreeConfig,
   board,
   ranges,

@@ -1,12 +1,12 @@
 """Solving one hold'em spot, as a library call and as the `jaxcfr subgame` command uses it.
 
-    from jaxcfr.poker import solve
-    spot = solve.SpotSpec(board='Td9d6hQc3s', pot=200, stack=900,
+    from jaxcfr.poker import solving
+    spot = solving.SpotSpec(board='Td9d6hQc3s', pot=200, stack=900,
                           ranges=('66+,A8s+,A5s-A4s,AJo+,KQo,QTs+:0.5', 'QQ-22,AQs-A2s,ATo+,K5s+'))
-    result = solve.solve(spot, target_pct=0.5)
+    result = solving.solve(spot, target_pct=0.5)
     result.exploitability_pct, result.ev, result.equity
     result.policy                     # [D, A, H] average strategy
-    solve.root_summary(result)        # the first decision's strategy by hand class
+    solving.root_summary(result)      # the first decision's strategy by hand class
 
 Exploitability is reported as postflop solvers do: the mean of the two players' best-response
 gains, in chips per deal and in % of the starting pot. EVs are each player's expected share of the
@@ -72,7 +72,7 @@ class SpotSpec:
       parsed = ranges.parse_range(text, deck)
       ranges.check_range(ranges.range_on_board(parsed, deck, board), f'the {name}')
       weights.append(parsed)
-    game = subgame.subgame(config, board, weights, deck, dtype)
+    game = subgame.build_subgame(config, board, weights, deck, dtype)
     if float(subgame.normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')
     return game
