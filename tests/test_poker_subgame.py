@@ -564,3 +564,21 @@ def test_padding_to_an_envelope_keeps_every_value_and_shares_one_program():
     np.testing.assert_allclose(regrets[1][rows, : regrets[0].shape[1]], regrets[0], atol=1e-9)
   with pytest.raises(ValueError, match='does not fit'):
     subgame.build_tree(TreeConfig(2, 60, 2000, config.sizes, deck_size=deck.size), jnp.float64, shape)
+
+
+@pytest.mark.parametrize('street', [3, 2])
+def test_the_matrix_product_and_the_sweep_give_the_same_values(street):
+  """The GPU method (a masked matrix product per river board) against the CPU one (the sweep)."""
+  deck, config = INVARIANT_TREES[street]
+  tree = subgame.build_tree(config, jnp.float64)
+  board = tuple(int(c) for c in deck.cards[-(5 if street == 3 else 4) :])
+  ranges = random_ranges(11)
+  games = [
+    subgame.Subgame(tree, subgame.make_spot(tree, board, ranges, deck, jnp.float64, showdown_by=method))
+    for method in ('sweep', 'matrix')
+  ]
+  assert games[0].spot.tables.matrix is None and games[1].spot.tables.matrix is not None
+  policy = random_policy(games[0], 4)
+  np.testing.assert_allclose(evaluation(games[1], policy), evaluation(games[0], policy), rtol=0, atol=1e-9)
+  with pytest.raises(ValueError, match='showdown_by'):
+    subgame.make_spot(tree, board, ranges, deck, jnp.float64, showdown_by='pairs')

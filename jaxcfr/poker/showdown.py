@@ -37,6 +37,9 @@ class ShowdownTables:
   card_weaker: jax.Array  # [R, H, 2] int32: flat position (c * (K + 1) + count) of the weaker count per card
   card_not_stronger: jax.Array  # [R, H, 2] int32: the same for the not-stronger count
   card_end: jax.Array  # [R, H, 2] int32: flat position of each of the hand's cards' totals
+  # [R, H, H] sign(strength(h) - strength(h')) between hands that share no card (0 otherwise), for
+  # the masked matrix product that replaces the sweep where matrix units pay (GPUs); else None.
+  matrix: jax.Array | None = None
 
 
 jax.tree_util.register_dataclass(
@@ -49,6 +52,7 @@ jax.tree_util.register_dataclass(
     'card_weaker',
     'card_not_stronger',
     'card_end',
+    'matrix',
   ],
   meta_fields=[],
 )
@@ -72,10 +76,18 @@ def strengths(hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
   return np.where(blocked, -1, values).astype(np.int32)
 
 
-def showdown_tables(hands: np.ndarray, boards: np.ndarray) -> ShowdownTables:
-  """The sweep's tables for hands [H, 2] on river boards [R, 5] (host NumPy, once per spot)."""
+def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) -> ShowdownTables:
+  """The sweep's tables for hands [H, 2] on river boards [R, 5] (host NumPy, once per spot); with a
+  `matrix_dtype`, also the sign matrix of the matrix-product method in that dtype."""
   num_hands = len(hands)
   strength = strengths(hands, boards)  # [R, H]
+  matrix = None
+  if matrix_dtype is not None:
+    disjoint = ~(hands[:, None, :, None] == hands[None, :, None, :]).any(axis=(-1, -2))  # [H, H]
+    valid = strength >= 0
+    sign = np.sign(strength[:, :, None] - strength[:, None, :]).astype(np.int8)
+    sign = np.where(disjoint[None] & valid[:, :, None] & valid[:, None, :], sign, 0)
+    matrix = jnp.asarray(sign, matrix_dtype)
   order = np.argsort(strength, axis=1, kind='stable').astype(np.int32)
   sorted_strength = np.take_along_axis(strength, order, axis=1)
   weaker = np.stack(
@@ -112,6 +124,7 @@ def showdown_tables(hands: np.ndarray, boards: np.ndarray) -> ShowdownTables:
     jnp.asarray(card_weaker),
     jnp.asarray(card_not_stronger),
     jnp.asarray(card_end),
+    matrix,
   )
 
 
@@ -119,8 +132,13 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
   """win(h) - lose(h): [R, H, M] the opponent's compatible weight that hand h beats minus the weight
   that beats it, for the opponent's weights `reach` [R, H, M] at M showdowns on each river board.
 
-  Hands lead and showdowns trail, so every gather moves rows of M contiguous numbers.
+  Hands lead and showdowns trail, so every gather moves rows of M contiguous numbers. Where the
+  tables hold the sign matrix, one batched matrix product instead (exact: products with -1, 0, 1).
   """
+  if tables.matrix is not None:
+    return jnp.einsum(
+      'rhk,rkm->rhm', tables.matrix.astype(reach.dtype), reach, precision=jax.lax.Precision.HIGHEST
+    )
   boards, hands, m = reach.shape
   take = lambda x, index: jnp.take_along_axis(x, index[..., None], axis=1)
   prefix = _prefix_rows(take(reach, tables.order))  # [R, H + 1, M]

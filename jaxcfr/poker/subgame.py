@@ -355,8 +355,23 @@ def river_boards(tree: PublicTree, board: tuple[int, ...], remaining: np.ndarray
   return np.array([list(board) + [int(remaining[k]) for k in key] for key in keys], np.int32)
 
 
-def make_spot(tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtype=jnp.float32) -> Spot:
-  """The spot arrays: `board` card ids, `ranges` two [1326] weight arrays (OOP, IP) in HOLES order."""
+MATRIX_BYTES = 2**31  # the largest sign matrix `showdown='auto'` builds (per spot)
+
+
+def showdown_method(num_boards: int, num_hands: int, dtype) -> str:
+  """'matrix' (a masked matrix product per river board) on GPUs and TPUs when the [R, H, H] matrix
+  fits `MATRIX_BYTES`, else 'sweep' (the O(H) sorted sweep, what a CPU runs faster)."""
+  size = num_boards * num_hands * num_hands * jnp.dtype(dtype).itemsize
+  return 'matrix' if jax.default_backend() != 'cpu' and size <= MATRIX_BYTES else 'sweep'
+
+
+def make_spot(
+  tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtype=jnp.float32, showdown_by: str = 'auto'
+) -> Spot:
+  """The spot arrays: `board` card ids, `ranges` two [1326] weight arrays (OOP, IP) in HOLES order.
+
+  `showdown_by`: 'sweep', 'matrix' or 'auto' (`showdown_method`); both give the same values.
+  """
   board = tuple(int(c) for c in board)
   config = tree.info.config
   if len(board) != BOARD_SIZE[config.street]:
@@ -372,7 +387,11 @@ def make_spot(tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtyp
   card_mask[:-1] = ~(hands[None, :, :] == remaining[:, None, None]).any(-1)
   weights = np.stack([ranges_module.range_on_board(w, deck, board) for w in ranges])
   boards = river_boards(tree, board, remaining)
-  tables = showdown.showdown_tables(hands, boards)
+  if showdown_by == 'auto':
+    showdown_by = showdown_method(len(boards), len(hands), dtype)
+  if showdown_by not in ('sweep', 'matrix'):
+    raise ValueError(f"showdown_by is 'sweep', 'matrix' or 'auto', got {showdown_by!r}")
+  tables = showdown.showdown_tables(hands, boards, dtype if showdown_by == 'matrix' else None)
   river_mask = ~(hands[None, :, :, None] == boards[:, None, None, :]).any(axis=(-1, -2))
   return Spot(
     jnp.asarray(np.array(board, np.int32)),
