@@ -194,8 +194,12 @@ def load(path: str, key: dict | None = None, name: str | None = None) -> Compile
       if key is not None and header.get('key') != key:
         raise CacheError(f'stale (made for {_difference(header.get("key"), key)})')
       arrays = [archive[f'a{i}'] for i in range(len(archive.files) - 1)]
-  except (FileNotFoundError, CacheError):
+  except (FileNotFoundError, NotADirectoryError) as error:
+    raise FileNotFoundError(path) from error
+  except CacheError:
     raise
+  except OSError as error:
+    raise CacheError(f'unreadable ({error.strerror or type(error).__name__})') from None
   except Exception as error:  # noqa: BLE001 (BadZipFile, zlib.error, EOFError, ...: any unreadable entry)
     raise CacheError(f'corrupt or truncated ({type(error).__name__})') from None
   if _digest(arrays) != header.get('digest'):
