@@ -38,6 +38,7 @@ import pathlib
 import re
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 
 import jax
@@ -173,8 +174,14 @@ def save(path: str, game: CompiledGame, key: dict) -> None:
   os.makedirs(parent, exist_ok=True)
   handle, temporary = tempfile.mkstemp(dir=parent, prefix='.jaxcfr-', suffix='.npz.partial')
   try:
-    with os.fdopen(handle, 'wb') as file:
-      np.savez_compressed(file, **contents)
+    # np.savez_compressed's zlib level 6 writes 3x slower than level 1 for 15% less: level 1
+    with (
+      os.fdopen(handle, 'wb') as file,
+      zipfile.ZipFile(file, 'w', zipfile.ZIP_DEFLATED, compresslevel=1) as archive,
+    ):
+      for name, array in contents.items():
+        with archive.open(f'{name}.npy', 'w', force_zip64=True) as member:
+          np.lib.format.write_array(member, array, allow_pickle=False)
     os.chmod(temporary, 0o644)
     os.replace(temporary, path)
   except BaseException:
