@@ -55,8 +55,12 @@ __all__ = [
   'FORMAT',
   'FORMAT_VERSION',
   'MIN_COMPILE_SECONDS',
+  'CacheError',
+  'cache_key',
+  'canonical_spec',
   'directory',
   'enabled',
+  'entry_path',
   'load',
   'load_or_compile',
   'save',
@@ -99,9 +103,9 @@ def load_or_compile(
   intact entry for this game, dtype and library is there (`hit`), else compiled with
   `compiler.timed_compile` (arguments as for `compile_game`) and, if that took at least
   `MIN_COMPILE_SECONDS` (or replaces a bad entry), saved for next time. `seconds` is the
-  time to load or compile. `cache=False` (or `JAXCFR_NO_CACHE=1`) neither reads nor writes. Problems with the
-  cache (a corrupt or stale entry, a directory that cannot be written) go to `log` as
-  one line each and never fail the call."""
+  time to load or compile. `cache=False` (or `JAXCFR_NO_CACHE=1`) neither reads nor
+  writes. Problems with the cache (a corrupt or stale entry, a directory that cannot be
+  written) go to `log` as one line each and never fail the call."""
   log = log or (lambda message: None)
   dtype = jnp.dtype(dtype)
   usable = cache and enabled() and isinstance(spec, str)
