@@ -15,7 +15,7 @@ or, one level down, any solver's pure functions:
     jaxcfr.exploitability(game, solver.average_policy(state, game))
 """
 
-from jaxcfr import algorithms, checkpoints, mccfr, policies
+from jaxcfr import algorithms, checkpoints, game_cache, mccfr, memory, policies
 from jaxcfr.algorithms import make_solver
 from jaxcfr.backend import compiler_options
 from jaxcfr.checks import CheckError
@@ -86,11 +86,13 @@ __all__ = [
   'discount',
   'expected_values',
   'exploitability',
+  'game_cache',
   'linear_cfr',
   'load_game',
   'load_policy',
   'make_solver',
   'mccfr',
+  'memory',
   'nash_conv',
   'pcfr_plus',
   'pdcfr_plus',

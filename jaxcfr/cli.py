@@ -169,27 +169,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _games(args) -> int:
+  outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
+  from jaxcfr import game_cache, memory  # noqa: PLC0415
   from jaxcfr.games import REGISTRY  # noqa: PLC0415
 
-  outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
-  rows = [
-    {
-      'name': name,
-      'aliases': list(entry.aliases),
-      'description': entry.description,
-      'num_histories': entry.sizes[0],
-      'num_infosets': entry.sizes[1],
-    }
-    for name, entry in REGISTRY.items()
-  ]
+  rows = []
+  for name, entry in REGISTRY.items():  # compiled in float32 (through the game cache) to measure them
+    game = game_cache.load_or_compile(name)[0]
+    row = {'name': name, 'aliases': list(entry.aliases), 'description': entry.description}
+    row.update(num_histories=game.num_histories, num_infosets=game.num_infosets, **memory.accounting(game))
+    rows.append(row)
   if args.json:
     outputs.write_json(args.json, {'games': rows}, force=args.force)
   if args.json != '-':
-    print(f'{"game":<18}{"histories":>12}{"infosets":>10}  description')
+    print(f'{"game":<18}{"histories":>12}{"infosets":>10}{"memory":>10}{"bytes/history":>15}  description')
     for row in rows:
-      print(f'{row["name"]:<18}{row["num_histories"]:>12,}{row["num_infosets"]:>10,}  {row["description"]}')
+      print(
+        f'{row["name"]:<18}{row["num_histories"]:>12,}{row["num_infosets"]:>10,}'
+        f'{memory.format_bytes(row["game_bytes"]):>10}{row["bytes_per_history"]:>15.1f}  {row["description"]}'
+      )
     print(
-      '\nParameters follow OpenSpiel syntax, e.g. leduc(suit_isomorphism=True); sizes are for the defaults.'
+      '\nParameters follow OpenSpiel syntax, e.g. leduc(suit_isomorphism=True); sizes are for the defaults;'
+      '\nmemory is the compiled game on the device in float32.'
     )
     print('Any OpenSpiel game: openspiel:GAME_STRING (needs `pip install "jaxcfr[openspiel]"`).')
   return 0
@@ -235,15 +236,14 @@ def _solve(args) -> int:
   outputs.check_file(args.policy_out, '--policy-out', force=args.force, suffixes=('.json', '.npz'))
   log = sys.stderr if args.json == '-' else sys.stdout
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import checkpoints  # noqa: PLC0415
+  from jaxcfr import checkpoints, memory  # noqa: PLC0415
 
   keep = args.keep_checkpoints or DEFAULT_KEEP
   try:
     if args.checkpoint:
       training.open_checkpoints(args.checkpoint, keep, args.resume)
     solver = algorithm.make(devices=args.devices, **given)
-    game_spec = jaxcfr.load_game(args.game)
-    game, compile_seconds = _compile(args, game_spec, log)
+    game, compile_seconds, cache_status = _compile(args, log)
     bar = _ProgressBar(args)
     with bar:
       result = training.train(
@@ -265,7 +265,8 @@ def _solve(args) -> int:
       )
   except (jaxcfr.GameError, checkpoints.CheckpointError, ValueError) as error:
     raise UsageError(str(error)) from None
-  report = _report(args, game, solver, result, compile_seconds)
+  report = _report(args, game, solver, result, compile_seconds, cache_status)
+  print(memory.describe(report), file=log)
   done, seconds, sampled = result.iterations, result.seconds, report.get('trajectories')
   rate = f', {sampled:,} traversals, {sampled / max(seconds, 1e-9):,.0f}/s' if sampled else ''
   print(
@@ -278,15 +279,17 @@ def _solve(args) -> int:
   return _write_outputs(args, report, log, lambda path: _save_policy(path, args, game, result, report))
 
 
-def _report(args, game, solver, result, compile_seconds) -> dict:
+def _report(args, game, solver, result, compile_seconds, cache_status) -> dict:
   import jax  # noqa: PLC0415
 
-  from jaxcfr import training  # noqa: PLC0415
+  from jaxcfr import memory, training  # noqa: PLC0415
 
   report = training.summary(game, solver, result)
   curve = report.pop('curve')
   report.update(
     compile_seconds=compile_seconds,
+    game_cache=cache_status,
+    **memory.accounting(game, result.state),
     devices=args.devices,
     backend=jax.default_backend(),
     dtype=args.dtype,
@@ -338,10 +341,12 @@ def _abstract(args) -> int:
     raise UsageError(str(error)) from None
 
 
-def _compile(args, game_spec, log):
+def _compile(args, log):
+  """`(game, seconds, cache_status)`: the game of `args.game`, from the game cache when it holds
+  it (`cache_status` 'hit'), else compiled ('miss'; 'off' with --no-cache or JAXCFR_NO_CACHE=1)."""
   import jax.numpy as jnp  # noqa: PLC0415
 
-  from jaxcfr import compiler, progress  # noqa: PLC0415
+  from jaxcfr import game_cache, progress  # noqa: PLC0415
 
   start, bars = time.perf_counter(), []
 
@@ -352,19 +357,30 @@ def _compile(args, game_spec, log):
       bars[0].update(histories - bars[0].count)
       bars[0].set_postfix_str(f'depth {depth + 1}')
 
+  cache = not args.no_cache and game_cache.enabled()
   try:
-    game, compile_seconds = compiler.timed_compile(
-      game_spec, dtype=jnp.dtype(args.dtype), max_histories=args.max_histories, progress=report
+    game, compile_seconds, hit = game_cache.load_or_compile(
+      args.game,
+      dtype=jnp.dtype(args.dtype),
+      max_histories=args.max_histories,
+      progress=report,
+      cache=cache,
+      log=lambda message: print(message, file=log),
     )
   finally:
     for bar in bars:
       bar.close()
+  how = (
+    f'loaded from the game cache in {compile_seconds:.2f} s'
+    if hit
+    else f'compiled in {compile_seconds:.2f} s'
+  )
   print(
     f'{game.name}: {game.num_histories:,} histories, {game.num_infosets:,} infosets, '
-    f'{game.num_players} players; compiled in {compile_seconds:.2f} s',
+    f'{game.num_players} players; {how}',
     file=log,
   )
-  return game, compile_seconds
+  return game, compile_seconds, 'hit' if hit else 'miss' if cache else 'off'
 
 
 def _evaluate_command(args) -> int:
@@ -373,17 +389,17 @@ def _evaluate_command(args) -> int:
   import jax  # noqa: PLC0415
 
   import jaxcfr  # noqa: PLC0415
-  from jaxcfr import training  # noqa: PLC0415
+  from jaxcfr import memory, training  # noqa: PLC0415
 
   try:
     blueprint = jaxcfr.load_policy(args.policy)
-    game_spec = jaxcfr.load_game(args.game)
+    jaxcfr.load_game(args.game)  # a bad spec fails before the dtype is decided
     if args.dtype is None:
       recorded = blueprint.metadata.get('dtype')
       args.dtype = recorded if recorded in ('float32', 'float64') else 'float64'
       if args.dtype == 'float64':
         jax.config.update('jax_enable_x64', True)
-    game, compile_seconds = _compile(args, game_spec, log)
+    game, compile_seconds, cache_status = _compile(args, log)
     policy = blueprint.policy_for(game)
   except jaxcfr.GameError as error:
     raise UsageError(str(error)) from None
@@ -392,6 +408,8 @@ def _evaluate_command(args) -> int:
     'policy': os.path.abspath(args.policy),
     **training.evaluate_policy(game, policy),
     'compile_seconds': compile_seconds,
+    'game_cache': cache_status,
+    **memory.accounting(game),
     'dtype': args.dtype,
     'policy_metadata': {k: v for k, v in blueprint.metadata.items() if k not in ('format', 'format_version')},
     'version': __version__,
