@@ -527,8 +527,7 @@ def counterfactual_values(
     parts.append(folds[a:b])
     a, b = showdown_rows[d]
     parts.append(showdowns[a:b])
-    values = jnp.concatenate(parts)
-    below = jnp.concatenate([values, jnp.zeros_like(values[:1])])
+    below = jnp.concatenate([*parts, jnp.zeros((1, game.num_hands), folds.dtype)])  # one copy per depth
   regret = jnp.concatenate(regrets[::-1]) if regrets else None
   return below[0], regret
 
