@@ -263,10 +263,6 @@ def _assemble(
     legal_mask[i, list(legal)] = True
     legal_actions[i, : len(legal)] = legal
     action_slot[i, list(legal)] = np.arange(len(legal))
-  chance_width = max([len(p) for p in distributions] + [1])
-  chance_table = np.zeros((len(distributions), chance_width))
-  for distribution, c in distributions.items():
-    chance_table[c, : len(distribution)] = distribution
   counts = np.bincount(infoset_depth, minlength=len(sizes))[: len(sizes)]
   offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
   members = []
