@@ -18,6 +18,7 @@ d, and a bottom-up pass is a gather of depth d + 1 values through
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import time
 from collections.abc import Callable
@@ -73,7 +74,7 @@ def compile_game(
     raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
   top, walks = _walk(game, num_features, max_histories, progress, workers)
-  return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, top, walks)
+  return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, top, walks, workers)
 
 
 def _walk(game, num_features, max_histories, progress, workers) -> tuple[walker.Walk, list[walker.Walk]]:
@@ -172,7 +173,7 @@ def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndar
 
 
 def _assemble(
-  name, num_players, num_actions, dtype, top: walker.Walk, walks: list[walker.Walk]
+  name, num_players, num_actions, dtype, top: walker.Walk, walks: list[walker.Walk], workers: int
 ) -> CompiledGame:
   """The `CompiledGame` of the top walk and the walks of its frontier's subtrees (in order): the
   per-depth slices are concatenated and infosets and chance distributions numbered in breadth-first
@@ -276,20 +277,11 @@ def _assemble(
   info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths, features.shape[1]))
   as_int = lambda arrays: tuple(_device(a, np.int32) for a in arrays)  # noqa: E731
   as_float = lambda arrays: tuple(_device(a, dtype) for a in arrays)  # noqa: E731
-  return CompiledGame(
-    row=as_int(row),
-    player=as_int(player),
-    child=as_int(child),
-    parent=as_int(parent),
-    utility=as_float(utility),
-    infoset_player=_device(np.reshape(infoset_player, num_infosets), np.int32),
-    legal_mask=_device(legal_mask, bool),
-    chance_table=_device(chance_table, dtype),
-    legal_actions=_device(legal_actions.reshape(num_infosets, max_legal), np.int32),
-    action_slot=_device(action_slot.reshape(num_infosets, num_actions), np.int32),
-    features=_device(features, np.float32),
-    members=as_int(members),
-    sequence_form=sequence_form.build(
+  # The sequence form and the sampled widths are NumPy work that mostly releases the GIL: with
+  # more than one worker they are computed side by side, while the arrays go to the device.
+  with concurrent.futures.ThreadPoolExecutor(min(workers, num_players + 1)) as threads:
+    form = threads.submit(
+      sequence_form.build,
       row,
       player,
       child,
@@ -298,20 +290,35 @@ def _assemble(
       num_actions,
       num_players,
       chance_table.shape,
-    ),
-    num_players=num_players,
-    num_actions=num_actions,
-    depth_sizes=sizes,
-    widths=widths,
-    player_depths=tuple(
-      tuple(d for d, player_d in enumerate(player) if np.any(player_d == p)) for p in range(num_players)
-    ),
-    depth_consistent=bool(depth_consistent),
-    infoset_offsets=offsets if members else (),
-    sampled_widths=tuple(_sampled_widths(player, child, sizes, p) for p in range(num_players)),
-    chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
-    info=info,
-  )
+    )
+    sampled = [threads.submit(_sampled_widths, player, child, sizes, p) for p in range(num_players)]
+    return CompiledGame(
+      row=as_int(row),
+      player=as_int(player),
+      child=as_int(child),
+      parent=as_int(parent),
+      utility=as_float(utility),
+      infoset_player=_device(np.reshape(infoset_player, num_infosets), np.int32),
+      legal_mask=_device(legal_mask, bool),
+      chance_table=_device(chance_table, dtype),
+      legal_actions=_device(legal_actions.reshape(num_infosets, max_legal), np.int32),
+      action_slot=_device(action_slot.reshape(num_infosets, num_actions), np.int32),
+      features=_device(features, np.float32),
+      members=as_int(members),
+      sequence_form=form.result(),
+      num_players=num_players,
+      num_actions=num_actions,
+      depth_sizes=sizes,
+      widths=widths,
+      player_depths=tuple(
+        tuple(d for d, player_d in enumerate(player) if np.any(player_d == p)) for p in range(num_players)
+      ),
+      depth_consistent=bool(depth_consistent),
+      infoset_offsets=offsets if members else (),
+      sampled_widths=tuple(future.result() for future in sampled),
+      chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
+      info=info,
+    )
 
 
 class _Numbering:
