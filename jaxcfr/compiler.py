@@ -73,13 +73,13 @@ def compile_game(
   if not isinstance(workers, int) or workers < 1:
     raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
-  top, walks = _walk(game, num_features, max_histories, progress, workers)
-  return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, top, walks, workers)
+  walks = _walk(game, num_features, max_histories, progress, workers)
+  return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, walks, workers)
 
 
-def _walk(game, num_features, max_histories, progress, workers) -> tuple[walker.Walk, list[walker.Walk]]:
-  """The walk of the top of the tree (down to a frontier depth) and those of runs of the frontier's
-  subtrees in order; the top walk alone when the tree ends above any wide enough depth."""
+def _walk(game, num_features, max_histories, progress, workers) -> list[walker.Walk]:
+  """The walk of the top of the tree (down to a frontier depth), then those of runs of the
+  frontier's subtrees in order; the top walk alone when the tree ends above any wide enough depth."""
   limit = max_histories
   target = _ROOTS_PER_WORKER * workers
   stop = 1
@@ -92,7 +92,7 @@ def _walk(game, num_features, max_histories, progress, workers) -> tuple[walker.
   if progress is not None:
     progress(deepest, total)
   if not top.frontier:
-    return top, []
+    return [top]
   roots = top.frontier
   runs = [list(run) for run in _split(roots, min(len(roots), _RUNS_PER_WORKER * workers))]
   walks = []
@@ -120,7 +120,7 @@ def _walk(game, num_features, max_histories, progress, workers) -> tuple[walker.
           add(result)
       except walker.HistoryLimit as error:
         raise _too_many(game, max_histories, error.args[0]) from None
-  return top, walks
+  return [top, *walks]
 
 
 def _checked(game, max_histories, function, *args):
@@ -172,13 +172,11 @@ def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndar
   return table
 
 
-def _assemble(
-  name, num_players, num_actions, dtype, top: walker.Walk, walks: list[walker.Walk], workers: int
-) -> CompiledGame:
+def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], workers: int) -> CompiledGame:
   """The `CompiledGame` of the top walk and the walks of its frontier's subtrees (in order): the
   per-depth slices are concatenated and infosets and chance distributions numbered in breadth-first
   order of first appearance."""
-  walks = [top, *walks]
+  top, below = walks[0], walks[1:]
   infosets = _Numbering()  # information-state keys -> provisional ids
   distributions: dict[tuple[float, ...], int] = {}  # chance distributions -> provisional ids
   depth_consistent = all(w.depth_consistent for w in walks)
@@ -189,11 +187,10 @@ def _assemble(
       np.asarray([distributions.setdefault(p, len(distributions)) for p in w.distributions], np.int64)
     )
   depth_consistent &= infosets.depth_consistent
-  frontier = len(top.parent) - 1 if walks[1:] else len(top.parent)  # depths below come from the other walks
+  frontier = len(top.parent) - 1 if below else len(top.parent)  # depths below come from the other walks
 
   # Per depth: actor, provisional row, parent, slot and utility, concatenated over the walks.
   player, provisional, parents, slots, utility = [], [], [], [], []
-  below = walks[1:]
   for d in range(frontier + max([len(w.parent) for w in below] + [0])):
     if d < frontier:
       parts = [(top, infoset_maps[0], distribution_maps[0], d)]
@@ -220,7 +217,8 @@ def _assemble(
     parents.append(parent_d)
     slots.append(slot_d)
     utility.append(utility_d)
-  del walks, top
+  walks.clear()  # the walks' arrays are copied out; free them (the caller's list is this one)
+  del top, below, parts, w
 
   # Ids in breadth-first order of first appearance (so infosets come out numbered depth by depth).
   infoset_ids = _first_appearance(
