@@ -20,6 +20,7 @@ them in breadth-first order of first appearance.
 from __future__ import annotations
 
 import array
+import contextlib
 import dataclasses
 import os
 import pickle
@@ -253,8 +254,9 @@ class Pool:
       if process.poll() is None:
         process.kill()
       process.wait()
-      process.stdin.close()
-      process.stdout.close()
+      for stream in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):  # unwritten input to a stopped worker
+          stream.close()
 
   def map(self, tasks: list) -> Iterator:
     """Yields `walk(game, *task)` for each task in order (a task's exception is raised), while
