@@ -277,7 +277,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   as_float = lambda arrays: tuple(_device(a, dtype) for a in arrays)  # noqa: E731
   # The sequence form and the sampled widths are NumPy work that mostly releases the GIL: with
   # more than one worker they are computed side by side, while the arrays go to the device.
-  with concurrent.futures.ThreadPoolExecutor(min(workers, num_players + 1)) as threads:
+  with concurrent.futures.ThreadPoolExecutor(min(workers, 2)) as threads:
     form = threads.submit(
       sequence_form.build,
       row,
@@ -289,7 +289,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       num_players,
       chance_table.shape,
     )
-    sampled = [threads.submit(_sampled_widths, player, child, sizes, p) for p in range(num_players)]
+    sampled = threads.submit(_sampled_widths, player, child, sizes, num_players)
     return CompiledGame(
       row=as_int(row),
       player=as_int(player),
@@ -313,7 +313,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       ),
       depth_consistent=bool(depth_consistent),
       infoset_offsets=offsets if members else (),
-      sampled_widths=tuple(future.result() for future in sampled),
+      sampled_widths=sampled.result(),
       chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
       info=info,
     )
@@ -405,18 +405,22 @@ def _device(array, dtype) -> jax.Array:
   return jax.device_put(np.asarray(array, dtype))
 
 
-def _sampled_widths(player, child, sizes, traverser: int) -> tuple[int, ...]:
-  """Per depth t, an upper bound on the depth-t histories one external-sampling
-  traversal for `traverser` visits: counting up from depth t, a traverser's
-  history adds its children's counts, any other history takes the largest."""
-  count = np.ones((sizes[-1] + 1, 1), np.int32)  # [H_d + 1, D - d]: a padding row of zeros last
-  count[-1] = 0
-  for d in reversed(range(len(sizes) - 1)):
-    below = count[child[d]]  # [H_d, W_d, D - d - 1]
-    here = np.where((player[d] == traverser)[:, None], below.sum(1), below.max(1, initial=0))
-    count = np.concatenate([np.ones((sizes[d], 1), np.int32), here], axis=1)
-    count = np.concatenate([count, np.zeros((1, count.shape[1]), np.int32)])
-  return tuple(int(max(c, 1)) for c in count[0])
+def _sampled_widths(player, child, sizes, num_players: int) -> tuple[tuple[int, ...], ...]:
+  """Per traverser p, per depth t, an upper bound on the depth-t histories one
+  external-sampling traversal for p visits: counting up from depth t, a
+  traverser's history adds its children's counts, any other history takes the
+  largest. All traversers at once (one gather per depth)."""
+  depths = len(sizes)
+  count = np.zeros((sizes[-1] + 1, num_players, 1), np.int32)  # [H_d + 1, P, D - d]: a zero row pads last
+  count[:-1] = 1
+  for d in reversed(range(depths - 1)):
+    below = np.take(count, child[d], axis=0)  # [H_d, W_d, P, D - d - 1]
+    mine = (player[d][:, None] == np.arange(num_players))[:, :, None]  # [H_d, P, 1]
+    here = np.where(mine, below.sum(1, dtype=np.int32), below.max(1, initial=0))
+    count = np.zeros((sizes[d] + 1, num_players, depths - d), np.int32)
+    count[:-1, :, 0] = 1
+    count[:-1, :, 1:] = here
+  return tuple(tuple(int(max(c, 1)) for c in count[0, p]) for p in range(num_players))
 
 
 def timed_compile(game, **kwargs) -> tuple[CompiledGame, float]:
