@@ -60,8 +60,9 @@ def compile_game(
       histories (None: no limit).
     progress: called as `progress(depth, histories_so_far)` as the walk goes (the deepest depth
       reached so far).
-    workers: processes that walk subtrees (default: the machine's cores); 1, or a tree that one
-      process walks in about a second, walks in this process alone.
+    workers: processes that walk subtrees (default: the machine's cores); 1, a tree that one
+      process walks in about a second, or a game class defined in `__main__`, walks in this
+      process alone. Workers are fresh interpreters that unpickle `game`.
   """
   game = load_game(game)
   dtype = jnp.dtype(dtype)
@@ -73,7 +74,9 @@ def compile_game(
   if not isinstance(workers, int) or workers < 1:
     raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
-  walks = _walk(game, num_features, max_histories, progress, workers)
+  # A game class defined in a script (`__main__`) cannot be loaded by a worker: walk it here.
+  walkers = 1 if type(game).__module__ == '__main__' else workers
+  walks = _walk(game, num_features, max_histories, progress, walkers)
   return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, walks, workers)
 
 
@@ -253,7 +256,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
     row.append(row_d)
     child.append(child_d)
     parent.append(parent_d)
-  del provisional, parents, slots
+  del provisional, slots
   legal_mask = np.zeros((num_infosets, num_actions), bool)
   max_legal = max([len(legal) for legal in infoset_legal] + [1])
   legal_actions = np.full((num_infosets, max_legal), num_actions, np.int32)
@@ -278,6 +281,8 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   # The sequence form and the sampled widths are NumPy work that mostly releases the GIL: with
   # more than one worker they are computed side by side, while the arrays go to the device.
   with concurrent.futures.ThreadPoolExecutor(min(workers, 2)) as threads:
+    # The widths first: on one thread their scratch arrays come and go before the tables exist.
+    sampled = threads.submit(_sampled_widths, player, parents, sizes, num_players)
     form = threads.submit(
       sequence_form.build,
       row,
@@ -289,7 +294,6 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       num_players,
       chance_table.shape,
     )
-    sampled = threads.submit(_sampled_widths, player, child, sizes, num_players)
     return CompiledGame(
       row=as_int(row),
       player=as_int(player),
@@ -405,21 +409,26 @@ def _device(array, dtype) -> jax.Array:
   return jax.device_put(np.asarray(array, dtype))
 
 
-def _sampled_widths(player, child, sizes, num_players: int) -> tuple[tuple[int, ...], ...]:
+def _sampled_widths(player, parents, sizes, num_players: int) -> tuple[tuple[int, ...], ...]:
   """Per traverser p, per depth t, an upper bound on the depth-t histories one
   external-sampling traversal for p visits: counting up from depth t, a
   traverser's history adds its children's counts, any other history takes the
-  largest. All traversers at once (one gather per depth)."""
+  largest. All traversers at once; a history's children are consecutive in the
+  depth below (`parents[d + 1]`, parent indices, is sorted), so the sums and
+  maxima are segment reductions."""
   depths = len(sizes)
-  count = np.zeros((sizes[-1] + 1, num_players, 1), np.int32)  # [H_d + 1, P, D - d]: a zero row pads last
-  count[:-1] = 1
+  count = np.ones((sizes[-1], num_players, 1), np.int32)  # [H_d, P, D - d]
   for d in reversed(range(depths - 1)):
-    below = np.take(count, child[d], axis=0)  # [H_d, W_d, P, D - d - 1]
-    mine = (player[d][:, None] == np.arange(num_players))[:, :, None]  # [H_d, P, 1]
-    here = np.where(mine, below.sum(1, dtype=np.int32), below.max(1, initial=0))
-    count = np.zeros((sizes[d] + 1, num_players, depths - d), np.int32)
-    count[:-1, :, 0] = 1
-    count[:-1, :, 1:] = here
+    children = np.bincount(parents[d + 1], minlength=sizes[d])
+    inner = children > 0
+    starts = (np.cumsum(children) - children)[inner]
+    mine = (player[d][inner, None] == np.arange(num_players))[:, :, None]  # [H_d', P, 1]
+    above = np.zeros((sizes[d], num_players, depths - d), np.int32)
+    above[:, :, 0] = 1
+    above[inner, :, 1:] = np.where(
+      mine, np.add.reduceat(count, starts, axis=0), np.maximum.reduceat(count, starts, axis=0)
+    )
+    count = above
   return tuple(tuple(int(max(c, 1)) for c in count[0, p]) for p in range(num_players))
 
 

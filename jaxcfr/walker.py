@@ -151,6 +151,7 @@ def walk(game, roots, num_features: int, stop: int | None = None, limit: int | N
     for column, action in enumerate(legal):
       visit(state.child(action), depth + 1, index, column, None if path is None else path + (action,))
 
+  sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))  # one frame per depth
   for ordinal, path in enumerate(roots):
     state = game.new_initial_state()
     for action in path:
