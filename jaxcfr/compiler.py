@@ -14,6 +14,14 @@ Histories at depth d + 1 are the children of depth d in parent order, so a
 top-down pass is a gather from the flattened `[H_d * W_d]` products of depth
 d, and a bottom-up pass is a gather of depth d + 1 values through
 `child[d]` (`H_{d+1}` marks an absent child and reads a zero).
+
+The walk (`jaxcfr.walker`) is depth-first in slot order, which appends every
+depth in that breadth-first order while holding one path of states, into
+compact per-depth arrays. A large tree is cut at the first depth with enough
+subtree roots, and runs of consecutive roots are walked by worker processes;
+their per-depth slices concatenate in run order, and infosets and chance
+distributions are numbered in breadth-first order of first appearance, so
+any number of workers compiles the same arrays.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ __all__ = ['DEFAULT_MAX_HISTORIES', 'CompiledGame', 'GameInfo', 'compile_game', 
 DEFAULT_MAX_HISTORIES = 50_000_000
 _ROOTS_PER_WORKER = 64  # the frontier of subtree roots is the first depth with this many per worker
 _RUNS_PER_WORKER = 16  # runs of consecutive roots handed out per worker (balance vs. per-run costs)
-_TOP_HISTORIES = 20_000  # or the first frontier below this many histories
+_TOP_HISTORIES = 20_000  # or the first depth whose top part holds this many histories
 _SERIAL_HISTORIES = 50_000  # this process walks runs until this many histories before starting workers
 
 
@@ -71,7 +79,7 @@ def compile_game(
   if dtype == jnp.float64 and not jax.config.jax_enable_x64:
     raise base.GameError('float64 needs jax.config.update("jax_enable_x64", True) before use')
   workers = (os.cpu_count() or 1) if workers is None else workers
-  if not isinstance(workers, int) or workers < 1:
+  if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
     raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
   # A game class defined in a script (`__main__`) cannot be loaded by a worker: walk it here.
