@@ -209,7 +209,7 @@ def serve() -> None:
 
 
 # Loads `jaxcfr.walker` and `jaxcfr.games` (on this process's module path) under a bare `jaxcfr`
-# package, not running `jaxcfr/__init__.py` (which imports JAX): a worker then costs ~40 MB and
+# package, not running `jaxcfr/__init__.py` (which imports JAX): an idle worker then costs ~30 MB and
 # 0.1 s to start, not ~160 MB and 0.7 s. Other games' modules may need all of jaxcfr.
 _BOOT_BARE = """
 import sys, types
