@@ -14,10 +14,20 @@ Histories at depth d + 1 are the children of depth d in parent order, so a
 top-down pass is a gather from the flattened `[H_d * W_d]` products of depth
 d, and a bottom-up pass is a gather of depth d + 1 values through
 `child[d]` (`H_{d+1}` marks an absent child and reads a zero).
+
+The walk (`jaxcfr.walker`) is depth-first in slot order, which appends every
+depth in that breadth-first order while holding one path of states, into
+compact per-depth arrays. A large tree is cut at the first depth with enough
+subtree roots, and runs of consecutive roots are walked by worker processes;
+their per-depth slices concatenate in run order, and infosets and chance
+distributions are numbered in breadth-first order of first appearance, so
+any number of workers compiles the same arrays.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 import time
 from collections.abc import Callable
 
@@ -25,25 +35,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import sequence_form
+from jaxcfr import sequence_form, walker
 from jaxcfr.compiled import CompiledGame, GameInfo
 from jaxcfr.games import base, load_game
 
 __all__ = ['DEFAULT_MAX_HISTORIES', 'CompiledGame', 'GameInfo', 'compile_game', 'timed_compile']
 
 DEFAULT_MAX_HISTORIES = 50_000_000
-
-
-class _Layer:
-  """Host-side lists for one depth while walking."""
-
-  def __init__(self):
-    self.states = []
-    self.parent = []  # (parent index, slot)
-    self.infoset = []
-    self.player = []
-    self.children = []  # per history: (slot, chance probability or None) per child
-    self.utility = []
+_ROOTS_PER_WORKER = 64  # the frontier of subtree roots is the first depth with this many per worker
+_RUNS_PER_WORKER = 16  # runs of consecutive roots handed out per worker (balance vs. per-run costs)
+_TOP_HISTORIES = 20_000  # or the first depth whose top part holds this many histories
+_SERIAL_HISTORIES = 50_000  # this process walks runs until this many histories before starting workers
 
 
 def compile_game(
@@ -51,8 +53,12 @@ def compile_game(
   dtype=jnp.float32,
   max_histories: int | None = DEFAULT_MAX_HISTORIES,
   progress: Callable[[int, int], None] | None = None,
+  workers: int | None = None,
 ) -> CompiledGame:
-  """Walks `game` breadth-first and returns its `CompiledGame`.
+  """Walks `game` and returns its `CompiledGame`.
+
+  A large tree is walked by worker processes, each taking runs of the subtrees below the first
+  depth that is wide enough; the result is the same, bit for bit, as one process's walk.
 
   Args:
     game: a game object following OpenSpiel's state protocol, or a spec.
@@ -60,7 +66,11 @@ def compile_game(
       `jax_enable_x64`).
     max_histories: stop with a `GameError` once the tree exceeds this many
       histories (None: no limit).
-    progress: called as `progress(depth, histories_so_far)` after each depth.
+    progress: called as `progress(depth, histories_so_far)` as the walk goes (the deepest depth
+      reached so far).
+    workers: processes that walk subtrees (default: the machine's cores); 1, a tree that one
+      process walks in about a second, or a game class defined in `__main__`, walks in this
+      process alone. Workers are fresh interpreters that unpickle `game`.
   """
   game = load_game(game)
   dtype = jnp.dtype(dtype)
@@ -68,113 +78,81 @@ def compile_game(
     raise base.GameError(f'dtype must be float32 or float64, got {dtype}')
   if dtype == jnp.float64 and not jax.config.jax_enable_x64:
     raise base.GameError('float64 needs jax.config.update("jax_enable_x64", True) before use')
-  num_players = game.num_players()
-  num_actions = game.num_distinct_actions()
+  workers = (os.cpu_count() or 1) if workers is None else workers
+  if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+    raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
+  # A game class defined in a script (`__main__`) cannot be loaded by a worker: walk it here.
+  walkers = 1 if type(game).__module__ == '__main__' else workers
+  walks = _walk(game, num_features, max_histories, progress, walkers)
+  return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, walks, workers)
 
-  infoset_ids: dict[str, int] = {}
-  infoset_player: list[int] = []
-  infoset_legal: list[tuple[int, ...]] = []
-  infoset_features: list = []  # per infoset, its player's information-state tensor (F numbers)
-  infoset_depth: list[int] = []
-  depth_consistent = True
 
-  layers: list[_Layer] = []
-  current = _Layer()
-  current.states.append(game.new_initial_state())
-  current.parent.append((0, 0))
-  total = 1
-  while current.states:
-    depth = len(layers)
-    following = _Layer()
-    for index, state in enumerate(current.states):
-      if state.is_terminal():
-        current.player.append(base.TERMINAL_PLAYER)
-        current.infoset.append(-1)
-        current.children.append(())
-        current.utility.append(state.returns())
-        continue
-      current.utility.append(None)
-      if state.is_chance_node():
-        outcomes = state.chance_outcomes()
-        current.player.append(base.CHANCE_PLAYER)
-        current.infoset.append(-1)
-        current.children.append(tuple((column, p) for column, (_, p) in enumerate(outcomes)))
-        for column, (action, _) in enumerate(outcomes):
-          following.states.append(state.child(action))
-          following.parent.append((index, column))
-        continue
-      player = state.current_player()
-      if not 0 <= player < num_players:
-        raise base.GameError(f'{game}: unsupported current player {player} (simultaneous node?)')
-      key = state.information_state_string(player)
-      legal = tuple(state.legal_actions())
-      infoset = infoset_ids.get(key)
-      if infoset is None:
-        infoset = infoset_ids[key] = len(infoset_player)
-        infoset_player.append(player)
-        infoset_legal.append(legal)
-        infoset_depth.append(depth)
-        if legal and (legal[0] < 0 or legal[-1] >= num_actions):
-          raise base.GameError(f'{game}: action ids {legal} outside 0..{num_actions - 1}')
-        if num_features:
-          tensor = state.information_state_tensor(player)
-          if len(tensor) != num_features:
-            raise base.GameError(
-              f'{game}: information-state tensor of {key!r} has {len(tensor)} numbers, not {num_features}'
-            )
-          infoset_features.append(tensor)
-      else:
-        if infoset_player[infoset] != player or infoset_legal[infoset] != legal:
-          raise base.GameError(
-            f'{game}: information state {key!r} has histories with different players or legal actions'
-          )
-        depth_consistent &= infoset_depth[infoset] == depth
-      current.player.append(player)
-      current.infoset.append(infoset)
-      current.children.append(tuple((slot, None) for slot in range(len(legal))))
-      for slot, action in enumerate(legal):
-        following.states.append(state.child(action))
-        following.parent.append((index, slot))
-    current.states = None  # release the states of finished depths
-    layers.append(current)
-    total += len(following.states)
+def _walk(game, num_features, max_histories, progress, workers) -> list[walker.Walk]:
+  """The walk of the top of the tree (down to a frontier depth), then those of runs of the
+  frontier's subtrees in order; the top walk alone when the tree ends above any wide enough depth."""
+  limit = max_histories
+  target = _ROOTS_PER_WORKER * workers
+  stop = 1
+  while True:  # the first depth with enough subtree roots to share (the top is small: walk it again)
+    top = _checked(game, max_histories, walker.walk, game, [()], num_features, stop, limit)
+    if not top.frontier or len(top.frontier) >= target or top.num_histories >= _TOP_HISTORIES:
+      break
+    stop += 1
+  total, deepest = top.num_histories, len(top.parent) - 1
+  if progress is not None:
+    progress(deepest, total)
+  if not top.frontier:
+    return [top]
+  roots = top.frontier
+  runs = [list(run) for run in _split(roots, min(len(roots), _RUNS_PER_WORKER * workers))]
+  walks = []
+
+  def add(result: walker.Walk) -> None:
+    nonlocal total, deepest
+    total += result.num_histories - len(result.parent[0])  # the roots are counted in the top walk
+    deepest = max(deepest, result.depth + len(result.parent) - 1)
     if max_histories is not None and total > max_histories:
-      raise base.GameError(
-        f'{game} has more than {max_histories:,} histories (reached depth {depth + 1}); '
-        'raise max_histories (--max-histories on the command line) to compile it anyway'
-      )
+      raise _too_many(game, max_histories, deepest)
+    walks.append(result)
     if progress is not None:
-      progress(depth, total)
-    current = following
+      progress(deepest, total)
 
-  keys = list(infoset_ids)  # insertion order = infoset id order
-  if depth_consistent:
-    # Number infosets depth by depth (stable), so each depth owns a contiguous block.
-    order = sorted(range(len(keys)), key=lambda i: infoset_depth[i])
-    renumber = np.empty(len(keys), np.int64)
-    renumber[order] = np.arange(len(keys))
-    keys = [keys[i] for i in order]
-    infoset_player = [infoset_player[i] for i in order]
-    infoset_legal = [infoset_legal[i] for i in order]
-    infoset_depth = [infoset_depth[i] for i in order]
-    if num_features:
-      infoset_features = [infoset_features[i] for i in order]
-    for layer in layers:
-      layer.infoset = [int(renumber[i]) if i >= 0 else -1 for i in layer.infoset]
-  return _assemble(
-    str(game),
-    layers,
-    keys,
-    infoset_player,
-    infoset_legal,
-    infoset_depth,
-    _features(infoset_features, len(keys), num_features),
-    num_players,
-    num_actions,
-    dtype,
-    depth_consistent,
+  # This process walks the first runs: if the tree is small it is done before workers would start.
+  while len(walks) < len(runs) and (workers == 1 or total < _SERIAL_HISTORIES):
+    budget = None if limit is None else limit - total + len(runs[len(walks)])
+    add(_checked(game, max_histories, walker.walk, game, runs[len(walks)], num_features, None, budget))
+  if len(walks) < len(runs):
+    budget = None if limit is None else limit - total + len(roots)
+    tasks = [(run, num_features, None, budget) for run in runs[len(walks) :]]
+    with walker.Pool(game, min(workers, len(tasks))) as pool:
+      try:
+        for result in pool.map(tasks):
+          add(result)
+      except walker.HistoryLimit as error:
+        raise _too_many(game, max_histories, error.args[0]) from None
+  return [top, *walks]
+
+
+def _checked(game, max_histories, function, *args):
+  """`function(*args)`, with a walk's `HistoryLimit` raised as the compiler's `GameError`."""
+  try:
+    return function(*args)
+  except walker.HistoryLimit as limit:
+    raise _too_many(game, max_histories, limit.args[0]) from None
+
+
+def _too_many(game, max_histories: int, depth: int) -> base.GameError:
+  return base.GameError(
+    f'{game} has more than {max_histories:,} histories (reached depth {depth}); '
+    'raise max_histories (--max-histories on the command line) to compile it anyway'
   )
+
+
+def _split(items: list, parts: int) -> list[list]:
+  """`items` cut into `parts` consecutive runs of near-equal length."""
+  bounds = np.linspace(0, len(items), parts + 1).round().astype(int)
+  return [items[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _feature_size(game) -> int:
@@ -185,13 +163,6 @@ def _feature_size(game) -> int:
     return openspiel.information_state_tensor_size(game)
   size = getattr(game, 'information_state_tensor_size', None)
   return 0 if size is None else int(size())
-
-
-def _features(tensors: list, num_infosets: int, num_features: int) -> np.ndarray:
-  """`[I, F]` float32 from one tensor per infoset (none when F = 0)."""
-  if not num_features:
-    return np.zeros((num_infosets, 0), np.float32)
-  return np.asarray(tensors, np.float32).reshape(num_infosets, num_features)
 
 
 def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndarray | None:
@@ -212,50 +183,88 @@ def _members(row_d: np.ndarray, start: int, count: int, padding: int) -> np.ndar
   return table
 
 
-def _assemble(
-  name,
-  layers,
-  keys,
-  infoset_player,
-  infoset_legal,
-  infoset_depth,
-  features,
-  num_players,
-  num_actions,
-  dtype,
-  depth_consistent,
-) -> CompiledGame:
-  num_infosets = len(infoset_player)
-  sizes = tuple(len(layer.player) for layer in layers)
-  widths = tuple(max([c[-1][0] + 1 for c in layer.children if c] + [1]) for layer in layers)
-  distributions: dict[tuple[float, ...], int] = {}  # chance distribution -> chance row
-  row, player, child, parent, utility = [], [], [], [], []
-  for d, layer in enumerate(layers):
-    h, w = sizes[d], widths[d]
-    player_d = np.asarray(layer.player, np.int32)
-    row_d = np.asarray(layer.infoset, np.int32)
-    row_d[row_d < 0] = num_infosets
-    row_d[row_d < 0] = num_infosets
-    child_d = np.full((h, w), sizes[d + 1] if d + 1 < len(sizes) else 0, np.int32)
-    utility_d = np.zeros((h, num_players), np.float64)
-    next_parent = layers[d + 1].parent if d + 1 < len(layers) else []
-    for j, (i, column) in enumerate(next_parent):
-      child_d[i, column] = j
-    for i, children in enumerate(layer.children):
-      if player_d[i] == base.CHANCE_PLAYER:
-        distribution = tuple(p for _, p in children)
-        row_d[i] = num_infosets + 1 + distributions.setdefault(distribution, len(distributions))
-      if layer.utility[i] is not None:
-        utility_d[i] = layer.utility[i]
-    if d == 0:
-      parent_d = np.zeros((h,), np.int32)
+def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], workers: int) -> CompiledGame:
+  """The `CompiledGame` of the top walk and the walks of its frontier's subtrees (in order): the
+  per-depth slices are concatenated and infosets and chance distributions numbered in breadth-first
+  order of first appearance."""
+  top, below = walks[0], walks[1:]
+  infosets = _Numbering()  # information-state keys -> provisional ids
+  distributions: dict[tuple[float, ...], int] = {}  # chance distributions -> provisional ids
+  depth_consistent = all(w.depth_consistent for w in walks)
+  infoset_maps, distribution_maps = [], []
+  for index, w in enumerate(walks):
+    infoset_maps.append(infosets.add(w, index, name))
+    distribution_maps.append(
+      np.asarray([distributions.setdefault(p, len(distributions)) for p in w.distributions], np.int64)
+    )
+  depth_consistent &= infosets.depth_consistent
+  frontier = len(top.parent) - 1 if below else len(top.parent)  # depths below come from the other walks
+
+  # Per depth: actor, provisional row, parent, slot and utility, concatenated over the walks.
+  player, provisional, parents, slots, utility = [], [], [], [], []
+  for d in range(frontier + max([len(w.parent) for w in below] + [0])):
+    if d < frontier:
+      parts = [(top, infoset_maps[0], distribution_maps[0], d)]
     else:
-      parent_d = np.asarray([i * widths[d - 1] + column for i, column in layer.parent], np.int32)
-    row.append(row_d)
+      parts = [(w, infoset_maps[i + 1], distribution_maps[i + 1], d - frontier) for i, w in enumerate(below)]
+      parts = [part for part in parts if part[3] < len(part[0].parent)]
+    player_d = np.concatenate([w.player[level] for w, _, _, level in parts]).astype(np.int32)
+    row_d = np.concatenate([_rows(w.player[level], w.row[level], i, c, -1, 0) for w, i, c, level in parts])
+    if d <= frontier:
+      parent_d, slot_d = top.parent[d], top.slot[d]
+    else:  # parents are numbered in the concatenation of the depth above
+      level = d - frontier
+      above = [len(w.parent[level - 1]) if level - 1 < len(w.parent) else 0 for w in below]
+      pieces = [
+        (w, offset) for w, offset in zip(below, np.cumsum([0] + above), strict=False) if level < len(w.parent)
+      ]
+      parent_d = np.concatenate([w.parent[level] + offset for w, offset in pieces])
+      slot_d = np.concatenate([w.slot[level] for w, _ in pieces])
+    terminal = player_d == base.TERMINAL_PLAYER
+    utility_d = np.zeros((len(player_d), num_players), dtype)
+    utility_d[terminal] = np.concatenate([w.utility[level] for w, _, _, level in parts])
     player.append(player_d)
+    provisional.append(row_d)
+    parents.append(parent_d)
+    slots.append(slot_d)
+    utility.append(utility_d)
+  walks.clear()  # the walks' arrays are copied out; free them (the caller's list is this one)
+  del top, below, parts, w
+
+  # Ids in breadth-first order of first appearance (so infosets come out numbered depth by depth).
+  infoset_ids = _first_appearance(
+    [r[p >= 0] for r, p in zip(provisional, player, strict=True)], len(infosets.keys)
+  )
+  distribution_ids = _first_appearance(
+    [r[p == base.CHANCE_PLAYER] for r, p in zip(provisional, player, strict=True)], len(distributions)
+  )
+  num_infosets = len(infosets.keys)
+  order = np.argsort(infoset_ids)
+  keys = [infosets.keys[i] for i in order]
+  infoset_player = infosets.player[order]
+  infoset_legal = [infosets.legal[i] for i in order]
+  infoset_depth = infosets.depth[order]
+  features = infosets.features(order)
+  chance_width = max([len(p) for p in distributions] + [1])
+  chance_table = np.zeros((len(distributions), chance_width))
+  for distribution, c in distributions.items():
+    chance_table[distribution_ids[c], : len(distribution)] = distribution
+
+  sizes = tuple(len(p) for p in player)
+  widths = tuple(int(slots[d + 1].max()) + 1 if d + 1 < len(sizes) else 1 for d in range(len(sizes)))
+  row, child, parent = [], [], []
+  for d, (player_d, row_d) in enumerate(zip(player, provisional, strict=True)):
+    row_d = _rows(player_d, row_d, infoset_ids, distribution_ids, num_infosets, num_infosets + 1)
+    child_d = np.full((sizes[d], widths[d]), sizes[d + 1] if d + 1 < len(sizes) else 0, np.int32)
+    if d + 1 < len(sizes):
+      child_d[parents[d + 1], slots[d + 1]] = np.arange(sizes[d + 1], dtype=np.int32)
+    parent_d = (
+      np.zeros(sizes[d], np.int32) if d == 0 else (parents[d] * widths[d - 1] + slots[d]).astype(np.int32)
+    )
+    row.append(row_d)
     child.append(child_d)
     parent.append(parent_d)
-    utility.append(utility_d)
+  del provisional, slots
   legal_mask = np.zeros((num_infosets, num_actions), bool)
   max_legal = max([len(legal) for legal in infoset_legal] + [1])
   legal_actions = np.full((num_infosets, max_legal), num_actions, np.int32)
@@ -264,15 +273,11 @@ def _assemble(
     legal_mask[i, list(legal)] = True
     legal_actions[i, : len(legal)] = legal
     action_slot[i, list(legal)] = np.arange(len(legal))
-  chance_width = max([len(p) for p in distributions] + [1])
-  chance_table = np.zeros((len(distributions), chance_width))
-  for distribution, c in distributions.items():
-    chance_table[c, : len(distribution)] = distribution
-  counts = np.bincount(np.asarray(infoset_depth, np.int64), minlength=len(layers))[: len(layers)]
+  counts = np.bincount(infoset_depth, minlength=len(sizes))[: len(sizes)]
   offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
   members = []
   if depth_consistent:
-    for d in range(len(layers)):
+    for d in range(len(sizes)):
       table = _members(row[d], offsets[d], int(counts[d]), sizes[d])
       if table is None:
         members = []
@@ -281,42 +286,129 @@ def _assemble(
   info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths, features.shape[1]))
   as_int = lambda arrays: tuple(_device(a, np.int32) for a in arrays)  # noqa: E731
   as_float = lambda arrays: tuple(_device(a, dtype) for a in arrays)  # noqa: E731
-  return CompiledGame(
-    row=as_int(row),
-    player=as_int(player),
-    child=as_int(child),
-    parent=as_int(parent),
-    utility=as_float(utility),
-    infoset_player=_device(np.reshape(infoset_player, num_infosets), np.int32),
-    legal_mask=_device(legal_mask, bool),
-    chance_table=_device(chance_table, dtype),
-    legal_actions=_device(legal_actions.reshape(num_infosets, max_legal), np.int32),
-    action_slot=_device(action_slot.reshape(num_infosets, num_actions), np.int32),
-    features=_device(features, np.float32),
-    members=as_int(members),
-    sequence_form=sequence_form.build(
+  # The sequence form and the sampled widths are NumPy work that mostly releases the GIL: with
+  # more than one worker they are computed side by side, while the arrays go to the device.
+  with concurrent.futures.ThreadPoolExecutor(min(workers, 2)) as threads:
+    # The widths first: on one thread their scratch arrays come and go before the tables exist.
+    sampled = threads.submit(_sampled_widths, player, parents, sizes, num_players)
+    form = threads.submit(
+      sequence_form.build,
       row,
       player,
       child,
       legal_actions,
-      np.asarray(infoset_player, np.int64),
+      infoset_player.astype(np.int64),
       num_actions,
       num_players,
       chance_table.shape,
-    ),
-    num_players=num_players,
-    num_actions=num_actions,
-    depth_sizes=sizes,
-    widths=widths,
-    player_depths=tuple(
-      tuple(d for d, layer in enumerate(layers) if p in layer.player) for p in range(num_players)
-    ),
-    depth_consistent=bool(depth_consistent),
-    infoset_offsets=offsets if members else (),
-    sampled_widths=tuple(_sampled_widths(player, child, sizes, p) for p in range(num_players)),
-    chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
-    info=info,
-  )
+    )
+    return CompiledGame(
+      row=as_int(row),
+      player=as_int(player),
+      child=as_int(child),
+      parent=as_int(parent),
+      utility=as_float(utility),
+      infoset_player=_device(np.reshape(infoset_player, num_infosets), np.int32),
+      legal_mask=_device(legal_mask, bool),
+      chance_table=_device(chance_table, dtype),
+      legal_actions=_device(legal_actions.reshape(num_infosets, max_legal), np.int32),
+      action_slot=_device(action_slot.reshape(num_infosets, num_actions), np.int32),
+      features=_device(features, np.float32),
+      members=as_int(members),
+      sequence_form=form.result(),
+      num_players=num_players,
+      num_actions=num_actions,
+      depth_sizes=sizes,
+      widths=widths,
+      player_depths=tuple(
+        tuple(d for d, player_d in enumerate(player) if np.any(player_d == p)) for p in range(num_players)
+      ),
+      depth_consistent=bool(depth_consistent),
+      infoset_offsets=offsets if members else (),
+      sampled_widths=sampled.result(),
+      chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
+      info=info,
+    )
+
+
+class _Numbering:
+  """Provisional global ids of the information states the walks met, with what each walk says of
+  them (checked to agree) and, per infoset, the walk and local id its features come from."""
+
+  def __init__(self):
+    self.ids: dict = {}
+    self.keys, self._player, self.legal, self._depth, self._source = [], [], [], [], []
+    self.depth_consistent = True
+    self._walks = []
+
+  def add(self, w: walker.Walk, index: int, name: str) -> np.ndarray:
+    """The `[N]` provisional ids of `w`'s local infosets."""
+    self._walks.append(w.features)
+    ids = np.empty(len(w.keys), np.int64)
+    for j, key in enumerate(w.keys):
+      i = self.ids.get(key)
+      if i is None:
+        i = self.ids[key] = len(self.keys)
+        self.keys.append(key)
+        self._player.append(int(w.infoset_player[j]))
+        self.legal.append(w.infoset_legal[j])
+        self._depth.append(int(w.infoset_depth[j]))
+        self._source.append((index, j))
+      else:
+        if self._player[i] != w.infoset_player[j] or self.legal[i] != w.infoset_legal[j]:
+          raise base.GameError(
+            f'{name}: information state {key!r} has histories with different players or legal actions'
+          )
+        if self._depth[i] != w.infoset_depth[j]:
+          self.depth_consistent = False
+          if w.infoset_depth[j] < self._depth[i]:  # the breadth-first first history is the shallowest
+            self._depth[i] = int(w.infoset_depth[j])
+            self._source[i] = (index, j)
+      ids[j] = i
+    return ids
+
+  @property
+  def player(self) -> np.ndarray:
+    return np.asarray(self._player, np.int32).reshape(-1)
+
+  @property
+  def depth(self) -> np.ndarray:
+    return np.asarray(self._depth, np.int64).reshape(-1)
+
+  def features(self, order: np.ndarray) -> np.ndarray:
+    """`[I, F]` float32 features of the infosets `order` lists."""
+    width = self._walks[0].shape[1]
+    features = np.zeros((len(order), width), np.float32)
+    if width:
+      for row, i in enumerate(order):
+        walk_index, j = self._source[i]
+        features[row] = self._walks[walk_index][j]
+    return features
+
+
+def _rows(player, row, infoset_ids, distribution_ids, terminal: int, chance: int) -> np.ndarray:
+  """`[H]` int32 rows: `infoset_ids[row]` at decisions, `chance + distribution_ids[row]` at chance
+  histories, `terminal` at terminals."""
+  rows = np.full(len(player), terminal, np.int32)
+  decision = player >= 0
+  rows[decision] = infoset_ids[row[decision]]
+  at_chance = player == base.CHANCE_PLAYER
+  rows[at_chance] = chance + distribution_ids[row[at_chance]]
+  return rows
+
+
+def _first_appearance(rows: list[np.ndarray], count: int) -> np.ndarray:
+  """`[count]` new ids of the provisional ids that `rows` (one array per depth, in breadth-first
+  order) hold, numbered in order of first appearance."""
+  ids = np.full(count, -1, np.int64)
+  following = 0
+  for row in rows:
+    unique, first = np.unique(row, return_index=True)
+    unique = unique[np.argsort(first)]
+    unique = unique[ids[unique] < 0]
+    ids[unique] = np.arange(following, following + len(unique))
+    following += len(unique)
+  return ids
 
 
 def _device(array, dtype) -> jax.Array:
@@ -325,18 +417,27 @@ def _device(array, dtype) -> jax.Array:
   return jax.device_put(np.asarray(array, dtype))
 
 
-def _sampled_widths(player, child, sizes, traverser: int) -> tuple[int, ...]:
-  """Per depth t, an upper bound on the depth-t histories one external-sampling
-  traversal for `traverser` visits: counting up from depth t, a traverser's
-  history adds its children's counts, any other history takes the largest."""
-  count = np.ones((sizes[-1] + 1, 1), np.int32)  # [H_d + 1, D - d]: a padding row of zeros last
-  count[-1] = 0
-  for d in reversed(range(len(sizes) - 1)):
-    below = count[child[d]]  # [H_d, W_d, D - d - 1]
-    here = np.where((player[d] == traverser)[:, None], below.sum(1), below.max(1, initial=0))
-    count = np.concatenate([np.ones((sizes[d], 1), np.int32), here], axis=1)
-    count = np.concatenate([count, np.zeros((1, count.shape[1]), np.int32)])
-  return tuple(int(max(c, 1)) for c in count[0])
+def _sampled_widths(player, parents, sizes, num_players: int) -> tuple[tuple[int, ...], ...]:
+  """Per traverser p, per depth t, an upper bound on the depth-t histories one
+  external-sampling traversal for p visits: counting up from depth t, a
+  traverser's history adds its children's counts, any other history takes the
+  largest. All traversers at once; a history's children are consecutive in the
+  depth below (`parents[d + 1]`, parent indices, is sorted), so the sums and
+  maxima are segment reductions."""
+  depths = len(sizes)
+  count = np.ones((sizes[-1], num_players, 1), np.int32)  # [H_d, P, D - d]
+  for d in reversed(range(depths - 1)):
+    children = np.bincount(parents[d + 1], minlength=sizes[d])
+    inner = children > 0
+    starts = (np.cumsum(children) - children)[inner]
+    mine = (player[d][inner, None] == np.arange(num_players))[:, :, None]  # [H_d', P, 1]
+    above = np.zeros((sizes[d], num_players, depths - d), np.int32)
+    above[:, :, 0] = 1
+    above[inner, :, 1:] = np.where(
+      mine, np.add.reduceat(count, starts, axis=0), np.maximum.reduceat(count, starts, axis=0)
+    )
+    count = above
+  return tuple(tuple(int(max(c, 1)) for c in count[0, p]) for p in range(num_players))
 
 
 def timed_compile(game, **kwargs) -> tuple[CompiledGame, float]:

@@ -134,8 +134,8 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
   chance_pad = chance_shape[0] * chance_shape[1]
   sizes = [len(r) for r in row]
   starts = np.concatenate([[0], np.cumsum(sizes)])
-  sequence = np.full((1, num_players), edges, np.int64)  # [H_d, P]: last edge of each player
-  chance_path = np.zeros((1, 0), np.int64)  # [H_d, k]: chance-table entries so far
+  sequence = np.full((1, num_players), edges, np.int32)  # [H_d, P]: last edge of each player
+  chance_path = np.zeros((1, 0), np.int32)  # [H_d, k]: chance-table entries so far
   parent_edge = np.full(num_infosets, -1, np.int64)
   history_count = np.zeros(num_infosets, np.int64)
   terminal_history, terminal_sequence, terminal_chance = [], [], []
@@ -156,7 +156,7 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       break
     parent, slot = np.nonzero(child[d] < sizes[d + 1])
     below = child[d][parent, slot]
-    sequence_next = np.empty((sizes[d + 1], num_players), np.int64)
+    sequence_next = np.empty((sizes[d + 1], num_players), np.int32)
     sequence_next[below] = sequence[parent]
     acts = player_d[parent] >= 0
     infoset = row_d[parent[acts]]
@@ -166,10 +166,10 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
     path = chance_path[parent]
     chance = player_d[parent] == base.CHANCE_PLAYER
     if chance.any():
-      entry = np.full(len(parent), chance_pad, np.int64)
+      entry = np.full(len(parent), chance_pad, np.int32)
       entry[chance] = (row_d[parent[chance]] - num_infosets - 1) * chance_shape[1] + slot[chance]
       path = np.concatenate([path, entry[:, None]], axis=1)
-    chance_path = np.empty((sizes[d + 1], path.shape[1]), np.int64)
+    chance_path = np.empty((sizes[d + 1], path.shape[1]), np.int32)
     chance_path[below] = path
     sequence = sequence_next
   if np.any(parent_edge < 0):
@@ -226,7 +226,7 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       padded += member_table.size + child_table.size
       if padded > limit:
         return None
-      opponent_table = np.full(member_table.shape + (num_players - 1,), edges, np.int64)
+      opponent_table = np.full(member_table.shape + (num_players - 1,), edges, np.int32)
       opponent_table[member_rows] = others[member_table[member_rows]]
       player_levels.append(
         Level(
@@ -266,7 +266,7 @@ def _grouped(edge, item, row_of, num_actions, num_rows, padding):
   width = max(int(counts.max(initial=0)), 1)
   order = np.argsort(cell, kind='stable')
   rank = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
-  table = np.full((num_rows * num_actions, width), padding, np.int64)
+  table = np.full((num_rows * num_actions, width), padding, np.int32)
   filled = np.zeros(table.shape, bool)
   table[cell[order], rank] = item[keep][order]
   filled[cell[order], rank] = True

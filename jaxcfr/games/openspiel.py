@@ -64,6 +64,10 @@ class OpenSpielGame:
   def __str__(self) -> str:
     return f'openspiel:{self.spec}'
 
+  def __reduce__(self):
+    # Loaded again from its spec (in a compile worker, say), simultaneous-move conversion included.
+    return load, (self.spec,)
+
 
 def information_state_tensor_size(game) -> int:
   """`game.information_state_tensor_size()` of a pyspiel game, or 0 where its type provides no
