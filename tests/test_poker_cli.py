@@ -79,3 +79,9 @@ def test_an_output_that_is_not_ours_is_refused_before_solving(tmp_path):
   code, _, err = run_cli(*SPOT, '--json', str(mine), '--force')
   assert code == 2 and 'not written by jaxcfr' in err
   assert mine.read_text() == '{"notes": 1}'
+
+
+def test_a_tree_too_large_for_the_memory_limit_is_refused_before_any_array():
+  code, _, err = run_cli(*SPOT, '--max-memory', '0.001')
+  assert code == 2
+  assert 'public nodes x 1,081 hands' in err and 'over the limit of 0.0 GiB (--max-memory)' in err

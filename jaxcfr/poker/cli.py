@@ -88,6 +88,10 @@ def add_parser(commands, add_output_options) -> None:
     help=f'exact exploitability every K iterations (default {defaults.EVAL_EVERY})',
   )  # fmt: skip
   run.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
+  run.add_argument(
+    '--max-memory', type=_non_negative_float, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
+    help=f'refuse a spot needing more memory (default {defaults.MAX_BYTES / 2**30:g} GiB; 0: no limit)',
+  )  # fmt: skip
   out = parser.add_argument_group('outputs')
   out.add_argument(
     '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
@@ -113,7 +117,7 @@ def run(args) -> int:
       args.board, args.pot, args.stack, (args.oop_range, args.ip_range), args.bets, args.raises, args.donk,
       args.raise_cap, args.force_all_in,
     )  # fmt: skip
-    game = spec.build(jnp.dtype(args.dtype))
+    game = spec.build(jnp.dtype(args.dtype), int(args.max_memory * 2**30) or None)
     total = args.iterations or (None if args.seconds else defaults.MAX_ITERATIONS)
     with progress.Progress(total=total, desc=f'{args.algorithm}', unit='it', quiet=args.quiet) as bar:
 

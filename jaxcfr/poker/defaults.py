@@ -8,3 +8,4 @@ TARGET_PCT = 0.5  # exploitability target, % of the starting pot
 MAX_ITERATIONS = 1000  # the iteration cap when only a target is given
 EVAL_EVERY = 10  # iterations between exact exploitability checks
 ALGORITHM = 'dcfr'
+MAX_BYTES = 8 * 2**30  # refuse spots whose solve would need more memory than this (estimated)
