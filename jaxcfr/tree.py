@@ -19,6 +19,34 @@ def gather(values: jax.Array, index: jax.Array) -> jax.Array:
   return values.at[index].get(mode='promise_in_bounds')
 
 
+def segment_sum(values: jax.Array, rows: jax.Array, num_segments: int) -> jax.Array:
+  """`[num_segments, ...]` sums of `values` (`[N, ...]`) by `rows` (`[N]` int); rows outside
+  `[0, num_segments)` drop out. Bit-identical on every backend and every run.
+
+  `jax.ops.segment_sum` (a scatter-add) lets a GPU add the rows of one segment in whatever order
+  its atomic adds land, which changes float sums from run to run. Here the order is fixed by the
+  data alone: a stable sort by row, a segmented prefix sum (`associative_scan`, whose tree of
+  additions depends only on N), and a gather of each segment's last entry; no scatter at all.
+  """
+  if values.shape[0] == 0:
+    return jnp.zeros((num_segments, *values.shape[1:]), values.dtype)
+  order = jnp.argsort(rows, stable=True)
+  rows, values = rows[order], values[order]
+  starts = jnp.concatenate([jnp.ones((1,), bool), rows[1:] != rows[:-1]])  # [N]: first of its segment
+
+  def combine(left, right):
+    left_start, left_sum = left
+    right_start, right_sum = right
+    restart = right_start.reshape(right_start.shape + (1,) * (right_sum.ndim - right_start.ndim))
+    return left_start | right_start, jnp.where(restart, right_sum, left_sum + right_sum)
+
+  _, running = jax.lax.associative_scan(combine, (starts, values))  # [N, ...]: sums within each segment
+  segments = jnp.arange(num_segments, dtype=rows.dtype)
+  last = jnp.maximum(jnp.searchsorted(rows, segments, side='right') - 1, 0)  # [S]: each segment's last entry
+  found = rows[last] == segments
+  return jnp.where(found.reshape(found.shape + (1,) * (values.ndim - 1)), running[last], 0)
+
+
 def to_slots(game: CompiledGame, values: jax.Array) -> jax.Array:
   """`[I, A, ...]` by action id -> `[I, L, ...]` by legal slot (0 past the legal ones)."""
   padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)
