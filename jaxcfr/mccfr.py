@@ -2,8 +2,9 @@
 
 One `update` runs, for each player in turn (the traverser), a batch of B
 sampled traversals and adds their regrets and average-strategy increments
-into the `[I, A]` tables as segment sums (`tree.segment_sum`: sorted, in an
-order fixed by the data, so a seed gives the same bits on every backend):
+into the `[I, A]` tables as segment sums (`tree.segment_sum`: a scatter-add
+on CPUs, which run it in order, a sort and a segmented prefix sum elsewhere, so
+a seed gives the same bits on every backend):
 
 - external sampling (`es_mccfr`): chance and opponents sample one action
   from their current policy, the traverser's actions are all explored; the

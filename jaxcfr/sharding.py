@@ -91,7 +91,17 @@ def shard_state(state: Any, game: CompiledGame) -> Any:
   mesh = game_mesh(game)
   if mesh is None:
     return state
-  return jax.tree.map(lambda leaf: jax.device_put(leaf, state_sharding(leaf, game)), state)
+
+  def place(leaf):
+    sharding = state_sharding(leaf, game)
+    if getattr(leaf, 'sharding', None) == sharding:
+      return leaf
+    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+      return jax.device_put(leaf, sharding)
+    host = np.asarray(jax.device_get(leaf))  # built from the host copy: every process places its shards
+    return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+
+  return jax.tree.map(place, state)
 
 
 def state_sharding(leaf: jax.Array, game: CompiledGame) -> NamedSharding:

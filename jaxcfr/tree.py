@@ -21,13 +21,28 @@ def gather(values: jax.Array, index: jax.Array) -> jax.Array:
 
 def segment_sum(values: jax.Array, rows: jax.Array, num_segments: int) -> jax.Array:
   """`[num_segments, ...]` sums of `values` (`[N, ...]`) by `rows` (`[N]` int); rows outside
-  `[0, num_segments)` drop out. Bit-identical on every backend and every run.
+  `[0, num_segments)` drop out. The same bits on every backend and every run.
 
-  `jax.ops.segment_sum` (a scatter-add) lets a GPU add the rows of one segment in whatever order
-  its atomic adds land, which changes float sums from run to run. Here the order is fixed by the
-  data alone: a stable sort by row, a segmented prefix sum (`associative_scan`, whose tree of
-  additions depends only on N), and a gather of each segment's last entry; no scatter at all.
+  A scatter-add (`jax.ops.segment_sum`) is deterministic on CPUs, which run it as a loop
+  over the rows in order, so CPUs keep it (the cheapest there). A GPU runs it with atomic adds
+  that land in a varying order, changing float sums from run to run: every other backend takes
+  `sorted_segment_sum`, whose order of additions is fixed by the data alone. Chosen when the
+  program is lowered for its platform (`jax.lax.platform_dependent`).
   """
+  if values.shape[0] == 0:
+    return jnp.zeros((num_segments, *values.shape[1:]), values.dtype)
+  return jax.lax.platform_dependent(
+    values,
+    rows,
+    cpu=lambda values, rows: jax.ops.segment_sum(values, rows, num_segments),
+    default=lambda values, rows: sorted_segment_sum(values, rows, num_segments),
+  )
+
+
+def sorted_segment_sum(values: jax.Array, rows: jax.Array, num_segments: int) -> jax.Array:
+  """`segment_sum` with no scatter at all, deterministic on any backend: a stable sort by row, a
+  segmented prefix sum (`associative_scan`, whose tree of additions depends only on N), and a
+  gather of each segment's last entry."""
   if values.shape[0] == 0:
     return jnp.zeros((num_segments, *values.shape[1:]), values.dtype)
   order = jnp.argsort(rows, stable=True)

@@ -1,6 +1,6 @@
-"""Sampled solvers are deterministic by construction on every backend: their programs hold no
-float scatter-add (which a GPU runs with atomics, in a varying order), and `tree.segment_sum`,
-which replaces it, sums like a plain loop."""
+"""Sampled solvers are deterministic by construction on every backend: lowered for a GPU, their
+programs hold no float scatter-add (which a GPU runs with atomics, in a varying order; a CPU runs
+it in order), and `tree.sorted_segment_sum`, which replaces it there, sums like a plain loop."""
 
 import re
 
@@ -12,6 +12,11 @@ from conftest import compiled
 
 import jaxcfr
 from jaxcfr import deep_cfr, tree
+
+
+def gpu_program(function, *args) -> str:
+  """The StableHLO text of `function(*args)` lowered for CUDA GPUs (no GPU needed)."""
+  return jax.export.export(jax.jit(function), platforms=['cuda'])(*args).mlir_module()
 
 
 def float_scatter_adds(text: str) -> int:
@@ -39,7 +44,8 @@ def test_sampled_updates_hold_no_float_scatter_add(name):
   small = {'batch_size': 64} if 'mccfr' in name else {'traversals': 64, 'advantage_capacity': 1024}
   solver = jaxcfr.make_solver(name, **small)
   state = solver.init(game, jax.random.key(0))
-  assert float_scatter_adds(jax.jit(solver.update).lower(state, game).as_text()) == 0
+  assert float_scatter_adds(gpu_program(solver.update, state, game)) == 0
+  assert float_scatter_adds(jax.jit(solver.update).lower(state, game).as_text()) > 0  # on a CPU: in order
 
 
 def test_deep_cfr_minibatch_gradient_holds_no_float_scatter_add():
@@ -52,10 +58,11 @@ def test_deep_cfr_minibatch_gradient_holds_no_float_scatter_add():
   def loss(params):
     return deep_cfr.sample_loss(params, game, buffer, index, deep_cfr._advantage_loss)
 
-  assert float_scatter_adds(jax.jit(jax.grad(loss)).lower(params).as_text()) == 0
+  assert float_scatter_adds(gpu_program(jax.grad(loss), params)) == 0
 
 
-def test_segment_sum_equals_a_loop():
+@pytest.mark.parametrize('segment_sum', [tree.segment_sum, tree.sorted_segment_sum])
+def test_segment_sum_equals_a_loop(segment_sum):
   rng = np.random.default_rng(0)
   for size, segments in [(1, 3), (200, 7), (300, 40)]:
     rows = rng.integers(0, segments + 2, size).astype(np.int32)  # some past the end: dropped
@@ -64,7 +71,27 @@ def test_segment_sum_equals_a_loop():
     for row, value in zip(rows, values, strict=True):
       if row < segments:
         expected[row] += value
-    got = jax.jit(tree.segment_sum, static_argnums=2)(values, rows, segments)
+    got = jax.jit(segment_sum, static_argnums=2)(values, rows, segments)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
-  empty = tree.segment_sum(jnp.zeros((0, 2)), jnp.zeros((0,), jnp.int32), 3)
+  empty = segment_sum(jnp.zeros((0, 2)), jnp.zeros((0,), jnp.int32), 3)
   np.testing.assert_array_equal(empty, np.zeros((3, 2)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name', ['es-mccfr', 'os-mccfr'])
+def test_the_gpu_summation_gives_the_cpu_results(name, monkeypatch):
+  """MCCFR with the sorted sums a GPU runs (here on the CPU) equals the scatter-add's results
+  up to float rounding, and repeats exactly."""
+  game = compiled('kuhn', dtype='float64')
+  run = jax.jit(jaxcfr.run, static_argnums=(0, 3))
+
+  def solve():
+    solver = jaxcfr.make_solver(name, batch_size=64)
+    return run(solver, solver.init(game, jax.random.key(1)), game, 20)
+
+  reference = solve()
+  monkeypatch.setattr(tree, 'segment_sum', tree.sorted_segment_sum)
+  first, second = solve(), solve()
+  for field in ('cumulative_regret', 'cumulative_policy'):
+    np.testing.assert_allclose(getattr(first, field), getattr(reference, field), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(getattr(first, field), getattr(second, field))
