@@ -12,8 +12,9 @@ over edges and terminals. Those sizes are first padded to a multiple of the
 device count (`pad_game`) with histories, infosets, edges and terminals that no
 real history reaches and that carry zero utility, so every pass computes the
 same numbers as on one device (up to the order of floating-point sums). Arrays
-whose leading axis is not one of these (chance table, per-level sequence-form
-tables of another size) are replicated.
+whose leading axis is not one of these (the chance table) are replicated, and
+so are the per-level sequence-form tables of a level whose size the device
+count does not divide.
 
 Several hosts: call `jax.distributed.initialize()` on every host first (it
 makes `jax.devices()` the global list), then run the same program everywhere:
@@ -57,17 +58,25 @@ def make_mesh(devices: int | Sequence[jax.Device] | Mesh) -> Mesh:
   return Mesh(np.asarray(list(devices)), (AXIS,))
 
 
-def shard_game(game: CompiledGame, devices: int | Sequence[jax.Device] | Mesh) -> CompiledGame:
+def shard_game(
+  game: CompiledGame, devices: int | Sequence[jax.Device] | Mesh, split_levels: bool = False
+) -> CompiledGame:
   """`game` padded to the device count (`pad_game`) and placed on a 1-D mesh over `devices`.
 
   Every full-width solver, `jaxcfr.train` and the evaluation functions take the
   result as they take `game`; its policies are `[I', A]` (`unpad_policy` cuts
   them back to `[I, A]`). `shard_state` places a solver state to match.
+
+  `split_levels` also splits the sequence form's per-level tables whose size the
+  device count divides (Liar's Dice on 4 devices: 18 MB a device instead of 31 of
+  56). Their sums then run in another order: equal to one device's up to rounding,
+  which regret matching can amplify where a regret is zero up to rounding (1.7e-4
+  after 20 DCFR iterations there), so it is off by default.
   """
   mesh = make_mesh(devices)
   padded = pad_game(game, mesh.size)
   host = jax.tree.map(np.asarray, padded)
-  sizes = _sharded_sizes(padded, mesh.size)
+  sizes = _sharded_sizes(padded, mesh.size, split_levels)
   leaves, treedef = jax.tree.flatten(host)
   placed = [_place(leaf, mesh, sizes) for leaf in leaves]
   placed_game = jax.tree.unflatten(treedef, placed)
@@ -129,12 +138,14 @@ def bytes_per_device(tree: Any) -> dict[Any, int]:
 # Placement.
 
 
-def _sharded_sizes(game: CompiledGame, count: int) -> set[int]:
+def _sharded_sizes(game: CompiledGame, count: int, split_levels: bool) -> set[int]:
   """The leading sizes that go on the mesh axis: histories per depth, infosets, edges, terminals."""
   sizes = {*game.depth_sizes, game.num_infosets}
   form = game.sequence_form
   if form is not None:
     sizes |= {form.ancestors.shape[0], form.terminal_history.shape[0]}
+    if split_levels:  # levels cannot be padded (their order numbers the values the level above reads)
+      sizes |= {level.infosets.shape[0] for player_levels in form.levels for level in player_levels}
   return {size for size in sizes if size % count == 0}
 
 
