@@ -13,8 +13,7 @@ device count (`pad_game`) with histories, infosets, edges and terminals that no
 real history reaches and that carry zero utility, so every pass computes the
 same numbers as on one device (up to the order of floating-point sums). Arrays
 whose leading axis is not one of these (the chance table) are replicated, and
-so are the per-level sequence-form tables of a level whose size the device
-count does not divide.
+so are the sequence form's per-level tables unless `split_levels`.
 
 Several hosts: call `jax.distributed.initialize()` on every host first (it
 makes `jax.devices()` the global list), then run the same program everywhere:
