@@ -15,7 +15,7 @@ or, one level down, any solver's pure functions:
     jaxcfr.exploitability(game, solver.average_policy(state, game))
 """
 
-from jaxcfr import algorithms, checkpoints, game_cache, mccfr, memory, policies
+from jaxcfr import algorithms, checkpoints, game_cache, mccfr, memory, policies, sharding
 from jaxcfr.algorithms import make_solver
 from jaxcfr.backend import compiler_options
 from jaxcfr.checks import CheckError
@@ -31,6 +31,7 @@ from jaxcfr.evaluation import (
 from jaxcfr.games import GameError, load_game
 from jaxcfr.policies import Blueprint, load_policy
 from jaxcfr.protocol import Solver, run
+from jaxcfr.sharding import shard_game, shard_state, unpad_policy
 from jaxcfr.solvers import (
   CFRState,
   RegretTransform,
@@ -100,7 +101,11 @@ __all__ = [
   'policies',
   'regret_matching',
   'run',
+  'shard_game',
+  'shard_state',
+  'sharding',
   'stateless',
   'train',
+  'unpad_policy',
   'weight_by_iteration',
 ]

@@ -141,9 +141,14 @@ class Algorithm:
     """The solver, built by the factory from validated hyper-parameters."""
     config = self.resolve(**values)
     if devices != 1:
-      if self.family != SAMPLED:
-        raise ValueError(f'{self.name} runs on one device (sampled MCCFR splits over devices); got {devices}')
-      config['devices'] = devices
+      if self.family == DEEP:
+        raise ValueError(
+          f'{self.name} runs on one device (sampled MCCFR splits its batches over devices, full-width '
+          f'solvers the game: jaxcfr.shard_game); got {devices}'
+        )
+      if self.family == SAMPLED:
+        config['devices'] = devices
+      # Full-width solvers need nothing of their own: the game and state carry the sharding.
     return self.function()(**config)
 
 

@@ -89,7 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
   budget.add_argument('--seed', type=int, default=0, help='PRNG seed of sampled solvers (default 0)')
   budget.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   budget.add_argument(
-    '--devices', type=_POSITIVE_INT, default=1, help='devices to split sampled MCCFR batches over (default 1)'
+    '--devices',
+    type=_POSITIVE_INT,
+    default=1,
+    help="devices to split over: sampled MCCFR batches, or full-width solvers' game and state (default 1)",
   )
   budget.add_argument(
     '--max-histories', type=_POSITIVE_INT, default=50_000_000, help='refuse larger games (default 50,000,000)'
@@ -244,10 +247,12 @@ def _solve(args) -> int:
       training.open_checkpoints(args.checkpoint, keep, args.resume)
     solver = algorithm.make(devices=args.devices, **given)
     game, compile_seconds, cache_status = _compile(args, log)
+    split = args.devices > 1 and algorithm.family == algorithms.FULL_WIDTH
+    solve_game = jaxcfr.shard_game(game, args.devices) if split else game
     bar = _ProgressBar(args)
     with bar:
       result = training.train(
-        game,
+        solve_game,
         solver,
         key=args.seed,
         iterations=args.iterations,
@@ -263,6 +268,8 @@ def _solve(args) -> int:
         on_progress=bar.update,
         log=lambda message: print(message, file=log),
       )
+    if split:
+      result = result._replace(policy=jaxcfr.unpad_policy(result.policy, solve_game))
   except (jaxcfr.GameError, checkpoints.CheckpointError, ValueError) as error:
     raise UsageError(str(error)) from None
   report = _report(args, game, solver, result, compile_seconds, cache_status)

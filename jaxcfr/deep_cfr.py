@@ -383,11 +383,30 @@ def sample_loss(params, game: CompiledGame, buffer: Reservoir, index: jax.Array,
   """The loss on the reservoir items `index`: the mean of weight * loss_fn(network(features), target)."""
   rows = jnp.minimum(buffer.infoset[index], game.num_infosets - 1)
   if game.num_infosets <= index.shape[0]:  # the same predictions (and gradients) from fewer network rows
-    predictions = mlp_apply(params, game.features)[rows]
+    predictions = _take_rows(mlp_apply(params, game.features), rows)
   else:
     predictions = mlp_apply(params, game.features[rows])
   weights = jnp.where(buffer.infoset[index] < game.num_infosets, buffer.weight[index], 0)
   return (weights * loss_fn(predictions, buffer.target[index], game.legal_mask[rows])).mean()
+
+
+@jax.custom_vjp
+def _take_rows(values: jax.Array, rows: jax.Array) -> jax.Array:
+  """`values[rows]`, whose gradient sums the cotangents of repeated rows with `tree.segment_sum`
+  (the gradient of a plain gather is a scatter-add: float atomics in a varying order on a GPU)."""
+  return values[rows]
+
+
+def _take_rows_forward(values, rows):
+  return values[rows], (rows, values.shape[0])
+
+
+def _take_rows_backward(residuals, cotangent):
+  rows, num_rows = residuals
+  return tree.segment_sum(cotangent, rows, num_rows), None
+
+
+_take_rows.defvjp(_take_rows_forward, _take_rows_backward)
 
 
 def reservoir_loss(game: CompiledGame, buffer: Reservoir, loss_fn) -> Callable:
@@ -401,8 +420,9 @@ def reservoir_loss(game: CompiledGame, buffer: Reservoir, loss_fn) -> Callable:
   valid = buffer.infoset < game.num_infosets
   rows = jnp.where(valid, buffer.infoset, 0)
   weights = jnp.where(valid, buffer.weight, 0)
-  total = jax.ops.segment_sum(weights, rows, game.num_infosets)  # [I]
-  sums = jax.ops.segment_sum(weights[:, None] * buffer.target, rows, game.num_infosets)  # [I, A]
+  # Deterministic sums (no scatter-add: the same bits on every backend).
+  total = tree.segment_sum(weights, rows, game.num_infosets)  # [I]
+  sums = tree.segment_sum(weights[:, None] * buffer.target, rows, game.num_infosets)  # [I, A]
   means = sums / jnp.maximum(total, 1e-30)[:, None]
   share = total / jnp.maximum(total.sum(), 1e-30)
 

@@ -2,7 +2,9 @@
 
 One `update` runs, for each player in turn (the traverser), a batch of B
 sampled traversals and adds their regrets and average-strategy increments
-into the `[I, A]` tables as segment sums:
+into the `[I, A]` tables as segment sums (`tree.segment_sum`: a scatter-add
+on CPUs, which run it in order, a sort and a segmented prefix sum elsewhere, so
+a seed gives the same bits on every backend):
 
 - external sampling (`es_mccfr`): chance and opponents sample one action
   from their current policy, the traverser's actions are all explored; the
@@ -224,13 +226,11 @@ def _traversals(
   game: CompiledGame, policy: jax.Array, regret: jax.Array, key: jax.Array, player: int, batch: int, **options
 ):
   """`(regret, average)` increments, each `[I, A]`, summed over the batch (see `traversal_samples`)."""
-  num_infosets, num_slots = game.legal_actions.shape
+  num_infosets = game.num_infosets
   samples = traversal_samples(game, policy, regret, key, player, batch, **options)
 
-  def total(rows, values):
-    sums = jnp.zeros((num_infosets, num_slots), policy.dtype)
-    sums = sums.at[rows].add(values, mode='drop')
-    return tree.to_actions(game, sums)
+  def total(rows, values):  # the same sums on every backend and run (no scatter-add)
+    return tree.to_actions(game, tree.segment_sum(values, rows, num_infosets))
 
   return total(samples.regret_rows, samples.regret_values), total(
     samples.average_rows, samples.average_values
@@ -344,7 +344,7 @@ def traversal_samples(
     levels.append(level)
 
   # Bottom up: values of the traverser, then regrets and average increments, gathered over all
-  # depths into one scatter-add each (one scatter per depth compiles far slower).
+  # depths into one segment sum each (one per depth compiles far slower).
   regret_rows, regret_values, average_rows, average_values = [], [], [], []
   next_player = (player + 1) % game.num_players
   value = None

@@ -77,7 +77,7 @@ def best_response_value(game, policy: jax.Array, player: int) -> jax.Array:
   first = levels[-1][1].sum() if levels else 0  # the last level is the first decision of `player`
   # Plus the terminals `player` reaches without acting.
   others = jnp.delete(tree.gather(x, form.terminal_edges), player, axis=1).prod(-1)
-  never_acts = form.terminal_edges[:, player] == x.shape[0] - 1
+  never_acts = form.terminal_edges[:, player] == game.legal_mask.size  # E: the empty sequence
   return first + jnp.where(never_acts, weight * others, 0).sum()
 
 

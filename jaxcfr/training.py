@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import backend, checkpoints, evaluation, protocol
+from jaxcfr import backend, checkpoints, evaluation, protocol, sharding
 from jaxcfr.version import __version__
 
 NEVER = 2**62  # an iteration count no run reaches
@@ -127,9 +127,11 @@ def train(
     checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
 
   jit_start = time.perf_counter()
-  state = solver.init(game, key)
+  # On a sharded game (`sharding.shard_game`) the state is split like the game and stays so.
+  state = sharding.shard_state(solver.init(game, key), game)
+  placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
   run_chunk = (
-    backend.jit(lambda s, g, n: protocol.run(solver, s, g, n))
+    backend.jit(lambda s, g, n: protocol.run(solver, s, g, n), **placed)
     .lower(state, game, jnp.asarray(1, jnp.int32))
     .compile()
   )
@@ -156,6 +158,7 @@ def train(
   done, solve_seconds, curve, resumed_from = 0, 0.0, [], None
   if existing:
     state, saved = checkpointer.restore(state, identity)
+    state = sharding.shard_state(state, game)
     done, solve_seconds, curve = saved['iteration'], saved['seconds'], saved['curve']
     if iterations is not None and done > iterations:
       raise TrainingError(
@@ -396,6 +399,10 @@ def evaluate_profile(policy, game):
     return game.evaluate_profile(policy)
   values = evaluation.expected_values(game, policy)
   return (evaluation.best_response_values(game, policy) - values).sum(), values
+
+
+def _sharding_of(leaf):
+  return leaf.sharding
 
 
 def median_seconds(function, *args) -> float:

@@ -19,6 +19,49 @@ def gather(values: jax.Array, index: jax.Array) -> jax.Array:
   return values.at[index].get(mode='promise_in_bounds')
 
 
+def segment_sum(values: jax.Array, rows: jax.Array, num_segments: int) -> jax.Array:
+  """`[num_segments, ...]` sums of `values` (`[N, ...]`) by `rows` (`[N]` int); rows outside
+  `[0, num_segments)` drop out. The same bits on every backend and every run.
+
+  A scatter-add (`jax.ops.segment_sum`) is deterministic on CPUs, which run it as a loop
+  over the rows in order, so CPUs keep it (the cheapest there). A GPU runs it with atomic adds
+  that land in a varying order, changing float sums from run to run: every other backend takes
+  `sorted_segment_sum`, whose order of additions is fixed by the data alone. Chosen when the
+  program is lowered for its platform (`jax.lax.platform_dependent`).
+  """
+  if values.shape[0] == 0:
+    return jnp.zeros((num_segments, *values.shape[1:]), values.dtype)
+  return jax.lax.platform_dependent(
+    values,
+    rows,
+    cpu=lambda values, rows: jax.ops.segment_sum(values, rows, num_segments),
+    default=lambda values, rows: sorted_segment_sum(values, rows, num_segments),
+  )
+
+
+def sorted_segment_sum(values: jax.Array, rows: jax.Array, num_segments: int) -> jax.Array:
+  """`segment_sum` with no scatter at all, deterministic on any backend: a stable sort by row, a
+  segmented prefix sum (`associative_scan`, whose tree of additions depends only on N), and a
+  gather of each segment's last entry."""
+  if values.shape[0] == 0:
+    return jnp.zeros((num_segments, *values.shape[1:]), values.dtype)
+  order = jnp.argsort(rows, stable=True)
+  rows, values = rows[order], values[order]
+  starts = jnp.concatenate([jnp.ones((1,), bool), rows[1:] != rows[:-1]])  # [N]: first of its segment
+
+  def combine(left, right):
+    left_start, left_sum = left
+    right_start, right_sum = right
+    restart = right_start.reshape(right_start.shape + (1,) * (right_sum.ndim - right_start.ndim))
+    return left_start | right_start, jnp.where(restart, right_sum, left_sum + right_sum)
+
+  _, running = jax.lax.associative_scan(combine, (starts, values))  # [N, ...]: sums within each segment
+  segments = jnp.arange(num_segments, dtype=rows.dtype)
+  last = jnp.maximum(jnp.searchsorted(rows, segments, side='right') - 1, 0)  # [S]: each segment's last entry
+  found = rows[last] == segments
+  return jnp.where(found.reshape(found.shape + (1,) * (values.ndim - 1)), running[last], 0)
+
+
 def to_slots(game: CompiledGame, values: jax.Array) -> jax.Array:
   """`[I, A, ...]` by action id -> `[I, L, ...]` by legal slot (0 past the legal ones)."""
   padded = jnp.concatenate([values, jnp.zeros_like(values[:, :1])], axis=1)

@@ -116,7 +116,6 @@ def test_games_lists_sizes(capsys):
     (['solve', 'kuhn', '--seconds', '-1'], 'positive number'),
     (['solve', 'kuhn', '--algorithm', 'dcfr', '--alpha', '-2'], 'alpha'),
     (['solve', 'kuhn', '--algorithm', 'dcfr', '--gamma', 'nan'], 'finite'),
-    (['solve', 'kuhn', '--devices', '4'], 'one device'),
     (['solve', 'kuhn', '--json', '/nonexistent/dir/out.json'], 'does not exist'),
     (['solve', 'kuhn', '--algorithm', 'cfr+', '--alpha', '2'], '--alpha does not apply to cfr+'),
     (['solve', 'kuhn', '--algorithm', 'dcfr', '--batch-size', '8'], '--batch-size does not apply to dcfr'),

@@ -217,7 +217,6 @@ def test_cli_splits_over_devices():
     (['--algorithm', 'os-mccfr', '--prune-threshold', '-5'], '--prune-threshold does not apply to os-mccfr'),
     (['--algorithm', 'es-mccfr', '--prune-probability', '2'], 'prune_probability'),
     (['--algorithm', 'es-mccfr', '--batch-size', '0'], 'positive integer'),
-    (['--algorithm', 'cfr', '--devices', '2'], 'one device'),
     (['--algorithm', 'es-mccfr', '--simultaneous'], '--simultaneous does not apply to es-mccfr'),
   ],
 )

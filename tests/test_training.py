@@ -139,9 +139,10 @@ def test_the_registry_validates_hyperparameters(name, options, message):
     jaxcfr.make_solver(name, **options)
 
 
-def test_only_sampled_solvers_take_devices():
+def test_deep_cfr_alone_takes_no_devices():
+  assert jaxcfr.make_solver('dcfr', devices=2).name == 'dcfr'  # the sharded game carries the devices
   with pytest.raises(ValueError, match='one device'):
-    jaxcfr.make_solver('dcfr', devices=2)
+    jaxcfr.make_solver('deep-cfr', devices=2)
 
 
 def test_a_custom_solver_trains_too():
