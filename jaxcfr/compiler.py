@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import pickle
 import time
 from collections.abc import Callable
 
@@ -82,10 +83,23 @@ def compile_game(
   if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
     raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
-  # A game class defined in a script (`__main__`) cannot be loaded by a worker: walk it here.
-  walkers = 1 if type(game).__module__ == '__main__' else workers
+  # A game class defined in a script (`__main__`), or a game that does not come back from pickling
+  # (a worker receives it pickled), cannot be walked by a worker: walk it here.
+  walkers = workers if workers > 1 and _travels(game) else 1
   walks = _walk(game, num_features, max_histories, progress, walkers)
   return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, walks, workers)
+
+
+def _travels(game) -> bool:
+  """Whether a worker process could load `game`: its class is importable and it survives a pickle
+  round trip (some pyspiel games' parameters do not, e.g. universal_poker's `firstPlayer`)."""
+  if type(game).__module__ == '__main__':
+    return False
+  try:
+    pickle.loads(pickle.dumps(game, protocol=pickle.HIGHEST_PROTOCOL))
+  except Exception:  # noqa: BLE001 (any failure means: walk it in this process)
+    return False
+  return True
 
 
 def _walk(game, num_features, max_histories, progress, workers) -> list[walker.Walk]:

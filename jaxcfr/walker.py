@@ -276,7 +276,7 @@ class Pool:
           pickle.dump(task, process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
           process.stdin.flush()
           result = pickle.load(process.stdout)
-        except (OSError, EOFError, pickle.UnpicklingError) as error:
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError) as error:  # ValueError: closed
           result = RuntimeError(f'a compile worker stopped (exit status {process.poll()}): {error!r}')
         with ready:
           results[index] = result
