@@ -158,16 +158,20 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
 def _prefix_rows(x: jax.Array) -> jax.Array:
   """Prefix sums along axis 1 with a leading zero row: [B, n, M] -> [B, n + 1, M].
 
-  A scan over the rows (each step adds [B, M]) runs about twice as fast on a CPU as `cumsum`.
+  On a CPU `cumsum` is the slowest way: a scan over the rows (each step adds [B, M]) is about 2x
+  faster for the hands (n ~ 1,100), and a parallel prefix (`associative_scan`) about 3x faster for
+  the short per-card lists (n ~ 50), where a scan's per-step cost dominates.
   """
+  zero = jnp.zeros((x.shape[0], 1) + x.shape[2:], x.dtype)
+  if x.shape[1] <= 64:
+    return jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, x, axis=1)], axis=1)
 
   def step(total, row):
     total = total + row
     return total, total
 
-  zero = jnp.zeros((x.shape[0],) + x.shape[2:], x.dtype)
-  _, rows = jax.lax.scan(step, zero, jnp.moveaxis(x, 1, 0))
-  return jnp.concatenate([zero[:, None], jnp.moveaxis(rows, 0, 1)], axis=1)
+  _, rows = jax.lax.scan(step, zero[:, 0], jnp.moveaxis(x, 1, 0))
+  return jnp.concatenate([zero, jnp.moveaxis(rows, 0, 1)], axis=1)
 
 
 def compatible_mass(hands: jax.Array, reach: jax.Array) -> jax.Array:
