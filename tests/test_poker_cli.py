@@ -85,3 +85,13 @@ def test_a_tree_too_large_for_the_memory_limit_is_refused_before_any_array():
   code, _, err = run_cli(*SPOT, '--max-memory', '0.001')
   assert code == 2
   assert 'public nodes x 1,081 hands' in err and 'over the limit of 0.0 GiB (--max-memory)' in err
+
+
+def test_help_lists_every_option_with_its_default():
+  code, out, err = run_cli('subgame', '--help')
+  assert code == 0, err
+  for option in ('--board', '--pot', '--stack', '--oop-range', '--ip-range', '--bets', '--raises', '--target',
+                 '--algorithm', '--strategy-out', '--json', '--max-memory'):  # fmt: skip
+    assert option in out
+  text = ' '.join(out.split())  # argparse wraps lines
+  assert "(default '60%,e,a')" in text and 'exploitability in % of the pot' in text

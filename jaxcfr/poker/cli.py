@@ -43,7 +43,7 @@ def add_parser(commands, add_output_options) -> None:
     'subgame',
     help="solve a heads-up no-limit hold'em spot (flop, turn or river) with ranges",
     description="Solve a heads-up no-limit hold'em spot on the public tree: ranges over hole cards, bet "
-    'sizes as postflop solvers write them, exact exploitability in %% of the pot. Player OOP acts first.',
+    'sizes as postflop solvers write them, exact exploitability in % of the pot. Player OOP acts first.',
   )
   spot = parser.add_argument_group('the spot')
   spot.add_argument('--board', required=True, help="3, 4 or 5 cards, e.g. 'Td9d6hQc3s'")
@@ -54,7 +54,9 @@ def add_parser(commands, add_output_options) -> None:
   spot.add_argument('--oop-range', required=True, help="e.g. '66+,A8s+,A5s-A4s,AJo+,KQo,QTs+:0.5'")
   spot.add_argument('--ip-range', required=True, help='the in-position range')
   sizes = parser.add_argument_group('bet sizes (the same on every street)')
-  sizes.add_argument('--bets', default=defaults.BETS, help=f"first bets (default '{defaults.BETS}')")
+  sizes.add_argument(
+    '--bets', default=defaults.BETS, help=f"first bets (default '{defaults.BETS.replace('%', '%%')}')"
+  )
   sizes.add_argument('--raises', default=defaults.RAISES, help=f"raises (default '{defaults.RAISES}')")
   sizes.add_argument(
     '--donk', help="OOP's lead on the turn and river after IP's bet (default: its usual bets)"
