@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import outputs, training
+from jaxcfr import memory, outputs, training
 from jaxcfr.poker import cards, defaults, ranges, showdown, subgame, tree
 from jaxcfr.poker.cards import PokerInputError
 from jaxcfr.poker.solver import subgame_solver
@@ -160,8 +160,6 @@ def solve(
     game, solver, iterations=iterations, seconds=seconds, eval_every=eval_every, target=target,
     on_progress=on_progress,
   )  # fmt: skip
-  state_bytes = sum(x.nbytes for x in jax.tree.leaves(result.state))
-  game_bytes = sum(np.asarray(x).nbytes for x in jax.tree.leaves(game))
   values = np.asarray(result.values)
   return SubgameResult(
     game=game,
@@ -175,7 +173,7 @@ def solve(
     exploitability_pct=100 * result.exploitability / pot,
     ev=[float(v + pot / 2) for v in values],
     equity=[float(e) for e in jax.device_get(equities(game))],
-    memory_bytes=int(state_bytes + game_bytes),
+    memory_bytes=memory.nbytes(result.state) + memory.nbytes(game),
     curve=[{**point, 'exploitability_pct': 100 * point['exploitability'] / pot} for point in result.curve],
   )
 

@@ -177,8 +177,9 @@ class Subgame:
 
   def evaluate_profile(self, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(NashConv, [2] expected values per deal) of `policy` `[D, A, H]` (`jaxcfr.train` calls this)."""
-    values = expected_values(self, policy)
-    return (best_response_values(self, policy) - values).sum(), values
+    reach = reach_probabilities(self, policy)  # one forward pass serves both
+    values = per_deal_values(self, policy, reach)
+    return (per_deal_values(self, policy, reach, best_response=True) - values).sum(), values
 
 
 jax.tree_util.register_dataclass(Subgame, data_fields=['tree', 'spot'], meta_fields=[])
@@ -420,17 +421,9 @@ def build_subgame(
 # The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].
 
 
-def _rows(tree: PublicTree) -> list[tuple[int, int]]:
-  """[start, stop) decision rows of each depth."""
-  bounds, start = [], 0
-  for decision, *_ in tree.level_sizes:
-    bounds.append((start, start + decision))
-    start += decision
-  return bounds
-
-
-def _terminal_rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
-  """[start, stop) rows of each depth's fold (kind 2) or showdown (kind 3) nodes in their lists."""
+def _rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
+  """[start, stop) of each depth's nodes of `kind` (DECISION, CHANCE, FOLD or SHOWDOWN) in the list of
+  that kind's nodes: the decision rows, the chance rows, the fold or the showdown nodes."""
   bounds, start = [], 0
   for sizes in tree.level_sizes:
     bounds.append((start, start + sizes[kind]))
@@ -442,7 +435,7 @@ def reach_probabilities(game: Subgame, policy: jax.Array) -> list[jax.Array]:
   """Per depth [n_d, 2, H]: each player's reach (range, own strategy, card removal) at each node."""
   tree, spot = game.tree, game.spot
   reach = [spot.ranges[None]]
-  rows = _rows(tree)
+  rows = _rows(tree, DECISION)
   for d in range(1, len(tree.level_sizes)):
     start, stop = rows[d - 1]
     strategy = policy[start:stop]  # [m, A, H] of the parents' depth
@@ -498,11 +491,8 @@ def counterfactual_values(
   """
   tree = game.tree
   folds, showdowns = terminal_values(game, reach, player)
-  rows, fold_rows, showdown_rows = _rows(tree), _terminal_rows(tree, FOLD), _terminal_rows(tree, SHOWDOWN)
-  chance_rows, start = [], 0
-  for sizes in tree.level_sizes:
-    chance_rows.append((start, start + sizes[1]))
-    start += sizes[1]
+  rows, chance_rows = _rows(tree, DECISION), _rows(tree, CHANCE)
+  fold_rows, showdown_rows = _rows(tree, FOLD), _rows(tree, SHOWDOWN)
   below = None  # [n_{d+1} + 1, H]: the next depth's values and a zero row for padding
   regrets = []
   for d in reversed(range(len(tree.level_sizes))):
@@ -543,26 +533,19 @@ def normalizer(game: Subgame) -> jax.Array:
   return (ranges[0] * showdown.compatible_mass(game.spot.hands, ranges[1:])[0]).sum()
 
 
+def per_deal_values(game: Subgame, policy: jax.Array, reach=None, best_response: bool = False) -> jax.Array:
+  """[2] each player's payoff per deal under `policy` [D, A, H] (with `best_response`: each player's
+  best response to the other's part of it); `reach` from `reach_probabilities`, if already at hand."""
+  reach = reach_probabilities(game, policy) if reach is None else reach
+  values = [counterfactual_values(game, policy, reach, p, best_response)[0] for p in range(2)]
+  return jnp.stack([(game.spot.ranges[p] * values[p]).sum() for p in range(2)]) / normalizer(game)
+
+
 def expected_values(game: Subgame, policy: jax.Array) -> jax.Array:
   """[2] each player's expected payoff per deal under `policy` [D, A, H]."""
-  reach = reach_probabilities(game, policy)
-  values = [counterfactual_values(game, policy, reach, p)[0] for p in range(2)]
-  return jnp.stack([(game.spot.ranges[p] * values[p]).sum() for p in range(2)]) / normalizer(game)
+  return per_deal_values(game, policy)
 
 
 def best_response_values(game: Subgame, policy: jax.Array) -> jax.Array:
   """[2] each player's best-response payoff per deal against the other's part of `policy`."""
-  reach = reach_probabilities(game, policy)
-  values = [counterfactual_values(game, policy, reach, p, best_response=True)[0] for p in range(2)]
-  return jnp.stack([(game.spot.ranges[p] * values[p]).sum() for p in range(2)]) / normalizer(game)
-
-
-def hand_values(game: Subgame, policy: jax.Array) -> jax.Array:
-  """[2, H] each hand's expected payoff given it is dealt (0 where it cannot be)."""
-  reach = reach_probabilities(game, policy)
-  out = []
-  for p in range(2):
-    values = counterfactual_values(game, policy, reach, p)[0]
-    mass = showdown.compatible_mass(game.spot.hands, game.spot.ranges[1 - p][None])[0]
-    out.append(jnp.where(mass > 0, values / jnp.where(mass > 0, mass, 1), 0))
-  return jnp.stack(out)
+  return per_deal_values(game, policy, best_response=True)

@@ -42,7 +42,6 @@ import numpy as np
 
 from jaxcfr.poker.cards import PokerInputError
 
-STREETS = ('preflop', 'flop', 'turn', 'river')
 BOARD_SIZE = {1: 3, 2: 4, 3: 5}  # cards on the board at each street
 DECISION, CHANCE, FOLD, SHOWDOWN = 0, 1, 2, 3
 
