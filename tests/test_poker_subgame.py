@@ -14,7 +14,7 @@ import pytest
 import jaxcfr
 from abstractions import HOLES, hand_rank
 from jaxcfr.poker import cards, showdown, subgame
-from jaxcfr.poker.solver import subgame_solver
+from jaxcfr.poker.solver import decision_rows, subgame_solver
 from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN, TreeConfig, street_sizes
 
 LETTERS = 'fcpa'  # the oracle's action ids 0..3: fold, check/call, pot, all-in
@@ -560,7 +560,7 @@ def test_padding_to_an_envelope_keeps_every_value_and_shares_one_program():
     # And the solver's update is the same on them (one iteration: later ones may break exact
     # ties in regret differently, as summation order differs in the last bit).
     solver, run = _solve('dcfr')
-    regrets = [np.asarray(run(solver.init(g), g, 1).cumulative_regret) for g in games]
+    regrets = [np.asarray(decision_rows(g.tree, run(solver.init(g), g, 1).cumulative_regret)) for g in games]
     np.testing.assert_allclose(regrets[1][rows, : regrets[0].shape[1]], regrets[0], atol=1e-9)
   with pytest.raises(ValueError, match='does not fit'):
     subgame.build_tree(TreeConfig(2, 60, 2000, config.sizes, deck_size=deck.size), jnp.float64, shape)

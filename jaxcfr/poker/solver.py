@@ -1,9 +1,14 @@
 """CFR-family solvers over a public tree: every hand of a player updated at once.
 
 The regret rules are the full-width family's (`solvers.regret_rule`: CFR+, DCFR, PCFR+, ...); what
-differs is the layout. Regrets and strategies are `[D, A, H]` (hands last, so the work per node is
-dense along the hands), and a pass is the vector form of CFR (`subgame.counterfactual_values`).
-Updates alternate between the players, as the full-width family's do by default.
+differs is the layout. Regrets and the average strategy's weights are kept per **edge**: the row of
+a node below a decision holds the regret and the accumulated reach of the action that leads to it,
+`[n_d, H]` per depth d (hands last, dense along them). That layout has no padding to the widest
+node, and a player's half-iteration is one top-down pass (strategies by regret matching over each
+node's children, both players' reaches, the average's increments) and one bottom-up pass (values,
+and the regret update of each depth's edges as soon as the depth above has its values), so XLA
+fuses each depth's work into a few loops over arrays that stay in cache. Updates alternate between
+the players, as the full-width family's do by default.
 
     solver = subgame_solver('dcfr')
     state = solver.init(game)
@@ -11,7 +16,8 @@ Updates alternate between the players, as the full-width family's do by default.
     policy = solver.average_policy(state, game)        # [D, A, H]
 
 The returned `Solver` follows the protocol, so `jaxcfr.train` runs it with budgets, progress,
-checkpoints and exploitability checks (`Subgame.evaluate_profile`).
+checkpoints and exploitability checks (`Subgame.evaluate_profile`); its policies come out in the
+`[D, A, H]` layout of the decision nodes that `subgame` evaluates.
 """
 
 from __future__ import annotations
@@ -25,17 +31,18 @@ import jax.numpy as jnp
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
 from jaxcfr.poker import subgame as subgame_module
-from jaxcfr.poker.subgame import Subgame
+from jaxcfr.poker.subgame import PublicTree, Subgame
+from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN
 from jaxcfr.protocol import Solver
 
 
 class SubgameState(NamedTuple):
-  """Solver state over a public tree."""
+  """Solver state over a public tree, per depth d = 1 .. L - 1 (the root has no edge)."""
 
   iteration: jax.Array  # [] int32: iterations completed
-  cumulative_regret: jax.Array  # [D, A, H]
-  cumulative_policy: jax.Array  # [D, A, H]: weighted sum of reach-weighted current strategies
-  rule_state: Any  # the regret rule's own state, leaves [D, A, H] (PCFR+'s prediction) or ()
+  cumulative_regret: tuple[jax.Array, ...]  # per depth [n_d, H]: of the action into each node
+  cumulative_policy: tuple[jax.Array, ...]  # per depth [n_d, H]: weighted sum of the acting player's reach
+  rule_state: Any  # the regret rule's own state per depth (PCFR+'s prediction [n_d, H]) or ()
 
 
 def match(regret: jax.Array, legal: jax.Array) -> jax.Array:
@@ -52,6 +59,36 @@ def normalize(weights: jax.Array, legal: jax.Array) -> jax.Array:
   return jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), uniform)
 
 
+def decision_rows(tree: PublicTree, edges) -> jax.Array:
+  """[D, A, H]: per-edge arrays (per depth d >= 1, [n_d, H]) laid out by decision node and action
+  (0 on the padding actions)."""
+  rows = []
+  for d, sizes in enumerate(tree.level_sizes[:-1]):
+    if sizes[DECISION]:
+      below = edges[d]  # the edges into depth d + 1
+      padded = jnp.concatenate([below, jnp.zeros_like(below[:1])])
+      rows.append(padded[tree.children[d]])
+  return jnp.concatenate(rows)
+
+
+def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Array:
+  """[n_d, H]: the probability of the action into each node of `depth` (>= 1), from non-negative
+  `weights` [n_d, H] normalised over each decision node's children (uniform over its legal actions
+  where they sum to 0); 1 into the children of chance nodes."""
+  start = sum(sizes[DECISION] for sizes in tree.level_sizes[: depth - 1])
+  rows = tree.level_sizes[depth - 1][DECISION]
+  from_decision = tree.parent_player[depth] < 2  # [n_d]
+  if not rows:
+    return jnp.ones_like(weights)
+  weights = jnp.where(from_decision[:, None], weights, 0)
+  total = jnp.concatenate([weights, jnp.zeros_like(weights[:1])])[tree.children[depth - 1]].sum(1)  # [m, H]
+  legal = tree.legal[start : start + rows, :, 0].sum(1).astype(weights.dtype)  # [m]
+  parent = jnp.where(from_decision, tree.parent[depth], 0)
+  total = total[parent]
+  strategy = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), (1 / legal)[parent][:, None])
+  return jnp.where(from_decision[:, None], strategy, 1)
+
+
 def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
   """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
   defaults for the rest), e.g. `subgame_solver('dcfr', alpha=1.5)`."""
@@ -66,38 +103,87 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
 
   def init(game: Subgame, key: jax.Array | None = None) -> SubgameState:
     del key  # nothing is sampled
-    zeros = jnp.zeros((game.tree.num_decisions, game.tree.num_actions, game.num_hands), game.dtype)
-    return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, rule.init(zeros))
+    zeros = tuple(jnp.zeros((sum(sizes), game.num_hands), game.dtype) for sizes in game.tree.level_sizes[1:])
+    return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(rule.init(z) for z in zeros))
+
+  def strategies(state: SubgameState, game: Subgame) -> list[jax.Array]:
+    """Per depth d >= 1 [n_d, H]: the current strategy's probability of each edge."""
+    return [
+      _edge_strategy(game.tree, jnp.maximum(rule.matched_regret(regret, rule_state), 0), d + 1)
+      for d, (regret, rule_state) in enumerate(zip(state.cumulative_regret, state.rule_state, strict=True))
+    ]
 
   def current_policy(state: SubgameState, game: Subgame) -> jax.Array:
-    return match(rule.matched_regret(state.cumulative_regret, state.rule_state), game.tree.legal)
+    positive = [
+      jnp.maximum(rule.matched_regret(regret, rule_state), 0)
+      for regret, rule_state in zip(state.cumulative_regret, state.rule_state, strict=True)
+    ]
+    return match(decision_rows(game.tree, positive), game.tree.legal)
 
   def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
-    return normalize(state.cumulative_policy, game.tree.legal)
+    return normalize(decision_rows(game.tree, state.cumulative_policy), game.tree.legal)
 
   def update(state: SubgameState, game: Subgame) -> SubgameState:
+    tree, spot = game.tree, game.spot
     t = state.iteration + 1
-    dtype = state.cumulative_policy.dtype
+    dtype = spot.ranges.dtype
     keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
-    increment = jnp.zeros_like(state.cumulative_policy)
+    regrets, weights, rule_states = (list(x) for x in state[1:])
     for players in groups:
-      policy = current_policy(state, game)
-      reach = subgame_module.reach_probabilities(game, policy)
-      instant = jnp.zeros_like(policy)
+      edge = strategies(SubgameState(t, tuple(regrets), (), tuple(rule_states)), game)
+      # Top-down: both players' reaches; the updating players' edges gain their own reach.
+      reach = [spot.ranges[None]]  # per depth [n_d, 2, H]
+      for d in range(1, len(tree.level_sizes)):
+        actor = tree.parent_player[d]  # [n_d]
+        step = jnp.where((actor[:, None] == jnp.arange(2))[..., None], edge[d - 1][:, None, :], 1)
+        reach.append(reach[-1][tree.parent[d]] * spot.card_mask[tree.edge_card[d]][:, None, :] * step)
+        own = jnp.where(actor[:, None] == 0, reach[-1][:, 0], reach[-1][:, 1])
+        updating = jnp.isin(actor, jnp.asarray(players))[:, None]
+        weights[d - 1] = jnp.where(updating, weights[d - 1] * keep + own, weights[d - 1])
+      # Bottom-up, per updating player: values, and each depth's edge regrets once the depth above
+      # has its values.
+      instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None
       for player in players:
-        _, regret = subgame_module.counterfactual_values(game, policy, reach, player)
-        rows = (game.tree.decision_player == player)[:, None, None]
-        instant = instant + regret
-        own = subgame_module.own_reach(game.tree, reach, player)[:, None, :]
-        increment = increment + jnp.where(rows, own * policy, 0)
-      rows = jnp.isin(game.tree.decision_player, jnp.asarray(players))[:, None, None]
-      cumulative, _, rule_state = rule.update(state.cumulative_regret, instant, state.rule_state, t)
-      on_rows = functools.partial(jnp.where, rows)
-      state = state._replace(
-        cumulative_regret=on_rows(cumulative, state.cumulative_regret),
-        rule_state=jax.tree.map(on_rows, rule_state, state.rule_state),
-      )
-    return state._replace(iteration=t, cumulative_policy=state.cumulative_policy * keep + increment)
+        folds, showdowns = subgame_module.terminal_values(game, reach, player)
+        below = None  # [n_{d+1}, H] the next depth's values
+        for d in reversed(range(len(tree.level_sizes))):
+          sizes = tree.level_sizes[d]
+          parts = []
+          if sizes[DECISION]:
+            own = (tree.parent_player[d + 1] == player)[:, None]
+            weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
+            parts.append(jnp.concatenate([weighted, jnp.zeros_like(weighted[:1])])[tree.children[d]].sum(1))
+          if sizes[CHANCE]:
+            a = sum(s[CHANCE] for s in tree.level_sizes[:d])
+            padded = jnp.concatenate([below, jnp.zeros_like(below[:1])])
+            parts.append(
+              padded[tree.chance_children[d]].sum(1) * tree.chance_weight[a : a + sizes[CHANCE], None]
+            )
+          a = sum(s[FOLD] for s in tree.level_sizes[:d])
+          parts.append(folds[a : a + sizes[FOLD]])
+          a = sum(s[SHOWDOWN] for s in tree.level_sizes[:d])
+          parts.append(showdowns[a : a + sizes[SHOWDOWN]])
+          value = jnp.concatenate(parts)
+          if d + 1 < len(tree.level_sizes):
+            mine = (tree.parent_player[d + 1] == player)[:, None]
+            regret = jnp.where(
+              mine, below - value[jnp.where(tree.parent_player[d + 1] < 2, tree.parent[d + 1], 0)], 0
+            )
+            if instant is None:
+              cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
+              on = functools.partial(jnp.where, mine)
+              regrets[d] = on(cumulative, regrets[d])
+              rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
+            else:
+              instant[d] = instant[d] + regret
+          below = value
+      if instant is not None:
+        for d, regret in enumerate(instant):
+          cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
+          on = functools.partial(jnp.where, (tree.parent_player[d + 1] < 2)[:, None])
+          regrets[d] = on(cumulative, regrets[d])
+          rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
+    return SubgameState(t, tuple(regrets), tuple(weights), tuple(rule_states))
 
   return Solver(
     init,
