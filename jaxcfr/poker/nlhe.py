@@ -101,7 +101,7 @@ def max_actions(rules: NoLimitRules = DEFAULT_RULES) -> int:
   return math.ceil(rules.stack / rules.big_blind) + 10
 
 
-def _rng(key_or_seed) -> np.random.Generator:
+def generator(key_or_seed) -> np.random.Generator:
   """A NumPy generator from an int seed or a `jax.random.key` (a seed s and `jax.random.key(s)` give
   the same stream)."""
   import jax  # noqa: PLC0415
@@ -120,7 +120,7 @@ def deal(key_or_seed, batch: int, rules: NoLimitRules = DEFAULT_RULES) -> HandSt
   player, then the five board cards) and the noise, drawn deterministically from the seed or key."""
   if not isinstance(batch, int | np.integer) or batch < 0:
     raise ValueError(f'batch must be a non-negative integer, got {batch!r}')
-  rng = _rng(key_or_seed)
+  rng = generator(key_or_seed)
   cards = np.argsort(rng.random((batch, 52)), axis=1)[:, :9].astype(np.int8)  # [B, 9]
   noise = rng.random((batch, max_actions(rules)))
   return initial(cards[:, :4].reshape(batch, 2, 2), cards[:, 4:], rules, noise)
@@ -195,6 +195,16 @@ def take(state: HandState, index) -> HandState:
   return state._replace(**{name: getattr(state, name)[index] for name in state._fields if name != 'rules'})
 
 
+def concatenate(states: Sequence[HandState]) -> HandState:
+  """One batch of the hands of several states (the same rules), in order."""
+  if not states or any(state.rules != states[0].rules for state in states):
+    raise ValueError('concatenate needs at least one state, all with the same rules')
+  fields = {
+    name: np.concatenate([getattr(state, name) for state in states]) for name in HandState._fields[:-1]
+  }
+  return HandState(**fields, rules=states[0].rules)
+
+
 def pot_raise_to(state: HandState) -> np.ndarray:
   """The raise-to amount int64 [B] of a pot-size bet or raise, clamped to the legal range: calling
   first, then raising by the pot after the call (top bet + pot + to call); 0 where no raise is allowed."""
@@ -233,6 +243,20 @@ def legal(state: HandState) -> Legal:
   )
 
 
+def is_legal(state: HandState, kind, amount) -> np.ndarray:
+  """Whether each action (kind int [B], amount int [B], as in `apply`) is legal, bool [B]; False in
+  finished hands."""
+  batch = state.street.shape[0]
+  kind = np.broadcast_to(np.asarray(kind, np.int64), (batch,))
+  amount = np.broadcast_to(np.asarray(amount), (batch,))
+  return _is_legal(state, legal(state), kind, amount)
+
+
+def _is_legal(state: HandState, options: Legal, kind: np.ndarray, amount: np.ndarray) -> np.ndarray:
+  raise_ok = options.can_raise & (amount >= options.min_raise_to) & (amount <= options.max_raise_to)
+  return ~state.finished & ((kind == CALL) | (kind == FOLD) & options.can_fold | (kind == RAISE) & raise_ok)
+
+
 def apply(state: HandState, kind, amount=None, mask=None) -> HandState:
   """The hands after the player to act takes an action in every hand where `mask` [B] is True
   (default: every unfinished hand); the other hands are unchanged.
@@ -253,12 +277,7 @@ def apply(state: HandState, kind, amount=None, mask=None) -> HandState:
   rules = state.rules
   options = legal(state)
   is_fold, is_call, is_raise = mask & (kind == FOLD), mask & (kind == CALL), mask & (kind == RAISE)
-  bad = mask & (
-    state.finished
-    | ~((kind == FOLD) | (kind == CALL) | (kind == RAISE))
-    | is_fold & ~options.can_fold
-    | is_raise & ~(options.can_raise & (amount >= options.min_raise_to) & (amount <= options.max_raise_to))
-  )
+  bad = mask & ~_is_legal(state, options, kind, amount)
   if bad.any():
     hand = int(np.flatnonzero(bad)[0])
     why = 'the hand is over' if state.finished[hand] else f'kind {kind[hand]}, amount {amount[hand]}'
@@ -327,7 +346,9 @@ def showdown_ranks(state: HandState) -> np.ndarray:
   cards = np.concatenate([state.hole, board], axis=2).astype(np.int32)  # [B, 2, 7]
   if batch == 0:
     return np.zeros((0, 2), np.int32)
-  return np.asarray(_hand_rank()(cards))
+  size = 1 << (batch - 1).bit_length()  # padded to a power of two: few compiled shapes
+  cards = np.concatenate([cards, np.repeat(cards[:1], size - batch, axis=0)])
+  return np.asarray(_hand_rank()(cards))[:batch]
 
 
 def payoffs(state: HandState) -> np.ndarray:
