@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from jaxcfr.poker import nlhe
+from jaxcfr.poker import defaults, nlhe
 
-DEFAULT_BATCH = 2048  # hands per batch (deal pairs take two)
+DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
 Z95 = 1.959963984540054  # the normal 97.5% quantile
 
 
