@@ -36,7 +36,7 @@ def add_parser(commands, add_output_options) -> None:
     help="play two hold'em policies against each other (mbb/hand with a 95%% CI)",
     description="Heads-up no-limit hold'em (blinds 50/100, stacks 20,000): policy A against policy B, "
     "in duplicate by default (each deal played twice with the seats swapped). Prints A's result in "
-    'milli-big-blinds per hand with a normal 95%% confidence interval.',
+    'milli-big-blinds per hand with a normal 95% confidence interval.',
   )
   names = ', '.join(defaults.BASELINES)
   parser.add_argument('policy_a', metavar='A', help=f'a baseline ({names}) or a policy file')

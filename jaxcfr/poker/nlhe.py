@@ -208,7 +208,7 @@ def concatenate(states: Sequence[HandState]) -> HandState:
 def pot_raise_to(state: HandState) -> np.ndarray:
   """The raise-to amount int64 [B] of a pot-size bet or raise, clamped to the legal range: calling
   first, then raising by the pot after the call (top bet + pot + to call); 0 where no raise is allowed."""
-  rows, player, other, mine, theirs = _actor_view(state)
+  *_, mine, theirs = _actor_view(state)
   options = legal(state)
   top = np.maximum(mine, theirs)
   wanted = top + pot(state) + (top - mine)
