@@ -149,6 +149,40 @@ def test_the_range_follows_bayes_rule_pair_by_pair_and_lbr_only_calls_before_the
   assert checked >= 8
 
 
+class Careless(Scripted):
+  """Scripted, with nonsense (nan) for the pairs that the visible board blocks."""
+
+  name = 'careless'
+
+  def strategy(self, state, holes):
+    actions, probs = super().strategy(state, holes)
+    impossible = lbr.blocked(nlhe.visible_board(state))[:, :, None]  # [B, H, 1] (holes: all pairs)
+    return actions, np.where(impossible, np.nan, probs)
+
+
+def test_what_a_policy_says_for_impossible_hole_cards_is_ignored():
+  state = nlhe.deal(2, 16)
+  state = nlhe.concatenate([state, state])
+  lbr_seat = np.repeat(np.array([0, 1], np.int8), 16)
+  draws = nlhe.generator(3).random(state.noise.shape)
+  careful = lbr.play(Scripted(), state, lbr_seat, draws)
+  careless = lbr.play(Careless(), state, lbr_seat, draws)
+  np.testing.assert_array_equal(careful.history, careless.history)
+  assert np.isin(careful.street, (2, 3)).any()
+
+
+def test_policies_that_break_the_protocol_are_named():
+  class Unnormalised(Scripted):
+    name = 'unnormalised'
+
+    def strategy(self, state, holes):
+      actions, probs = super().strategy(state, holes)
+      return actions, probs * 2
+
+  with pytest.raises(ValueError, match='policy unnormalised: probabilities must sum to 1'):
+    lbr.local_best_response(Unnormalised(), hands=4)
+
+
 def test_observe_adds_up_duplicate_slots_and_renormalises():
   state = nlhe.from_actions([[(CALL, 0)], [(RAISE, 300)]])  # the big blind to act: check or raise; facing 300
   actions, probs = lbr.query(Scripted(), state)

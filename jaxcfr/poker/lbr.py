@@ -87,6 +87,7 @@ class LBRResult:
   seat_mbb: tuple[float, float]  # LBR's mbb/hand in seat 0 (small blind, button) and in seat 1
   seat_ci95: tuple[tuple[float, float], tuple[float, float]]
   seconds: float
+  policy_seconds: float  # of `seconds`, the time spent in the policy's strategy queries
   chips: np.ndarray = dataclasses.field(repr=False)
   lbr_seat: np.ndarray = dataclasses.field(repr=False)
   final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
@@ -123,6 +124,7 @@ class LBRResult:
         for seat, (low, high) in enumerate(self.seat_ci95)
       ],
       seconds=self.seconds,
+      policy_seconds=self.policy_seconds,
       hands_per_second=self.hands_per_second,
     )
 
@@ -180,7 +182,8 @@ def observe(
 
 def query(policy, state: nlhe.HandState) -> tuple[nlhe.ActionSet, np.ndarray]:
   """The bot's strategy for every pair at every hand of `state` (the bot to act): its ActionSet
-  [B, A] and probabilities float64 [B, H, A], checked."""
+  [B, A] and probabilities float64 [B, H, A], checked on the pairs the visible board leaves and 0 on
+  the others (whatever a policy answers for impossible hole cards is never used)."""
   batch = len(state.street)
   holes = np.broadcast_to(HOLES.astype(np.int8), (batch, NUM_PAIRS, 2))
   actions, probs = policy.strategy(state, holes)
@@ -194,11 +197,12 @@ def query(policy, state: nlhe.HandState) -> tuple[nlhe.ActionSet, np.ndarray]:
       f'policy {name}: strategy gave actions {shapes} and probabilities {probs.shape} for {batch} hands '
       f'and {NUM_PAIRS} pairs (need [n, A] and [n, {NUM_PAIRS}, A])'
     )
-  if not np.all(np.isfinite(probs) & (probs >= 0)) or np.any(probs[~np.broadcast_to(
-    actions.valid[:, None, :], probs.shape
-  )] > 0):  # fmt: skip
+  possible = ~blocked(nlhe.visible_board(state))  # [B, H]
+  probs = np.where(possible[..., None], probs, 0.0)
+  invalid = np.where(actions.valid[:, None, :], 0.0, probs)
+  if not np.all(np.isfinite(probs) & (probs >= 0)) or np.any(invalid > 0):
     raise ValueError(f'policy {name}: probabilities must be finite, non-negative, and 0 on invalid actions')
-  if np.any(np.abs(probs.sum(axis=2) - 1) > 1e-6):
+  if np.any(np.abs(probs.sum(axis=2) - 1)[possible] > 1e-6):
     raise ValueError(f'policy {name}: probabilities must sum to 1 over the actions')
   return actions, probs
 
@@ -294,6 +298,20 @@ def equity(weights: np.ndarray, scores: np.ndarray) -> np.ndarray:
 
 
 # LBR's decisions and the game loop.
+
+
+class _Timed:
+  """A policy that counts the seconds spent in its strategy queries."""
+
+  def __init__(self, policy):
+    self.policy, self.name, self.seconds = policy, getattr(policy, 'name', repr(policy)), 0.0
+
+  def strategy(self, state, holes):
+    start = time.perf_counter()
+    try:
+      return self.policy.strategy(state, holes)
+    finally:
+      self.seconds += time.perf_counter() - start
 
 
 def decide(policy, state: nlhe.HandState, weights: np.ndarray, scores: np.ndarray) -> Decision:
@@ -412,6 +430,7 @@ def local_best_response(
     raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
   deals = -(-hands // 2)
   per_batch = batch // 2
+  timed = _Timed(policy)
   key = jax.random.key(seed)
   start = time.perf_counter()
   chips, seats, units, finals = [], [], [], []
@@ -424,7 +443,7 @@ def local_best_response(
     state = nlhe.concatenate([state, state])
     draws = np.concatenate([draws, draws])
     lbr_seat = np.repeat(np.array([0, 1], np.int8), count)
-    state = play(policy, state, lbr_seat, draws)
+    state = play(timed, state, lbr_seat, draws)
     won = nlhe.payoffs(state)[np.arange(2 * count), lbr_seat]
     chips.append(won)
     units.append((won[:count] + won[count:]) / 2)
@@ -440,7 +459,7 @@ def local_best_response(
   mean, low, high, sd = _mean_ci(mbb(np.concatenate(units)))
   by_seat = [_mean_ci(mbb(chips[seats == seat].astype(np.float64))) for seat in (0, 1)]
   return LBRResult(
-    policy=getattr(policy, 'name', repr(policy)),
+    policy=timed.name,
     hands=len(chips),
     deals=deals,
     seed=seed,
@@ -453,6 +472,7 @@ def local_best_response(
     seat_mbb=(by_seat[0][0], by_seat[1][0]),
     seat_ci95=((by_seat[0][1], by_seat[0][2]), (by_seat[1][1], by_seat[1][2])),
     seconds=seconds,
+    policy_seconds=timed.seconds,
     chips=chips,
     lbr_seat=seats,
     final=nlhe.concatenate(finals) if keep_hands else None,

@@ -119,7 +119,8 @@ def _print(result, log) -> None:
   precision = 'the estimate is 0' if needed is None else f'+-10% of the estimate needs about {needed:,} hands'
   print(
     f'LBR vs {result.policy}: {result.hands:,} hands ({result.deals:,} deals in both seats) in '
-    f'{result.seconds:.1f} s ({result.hands_per_second:,.1f} hands/s)\n'
+    f'{result.seconds:.1f} s ({result.hands_per_second:,.1f} hands/s; '
+    f'{result.policy_seconds:.1f} s in the policy)\n'
     f'LBR: {result.lbr_mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, {result.ci95_high:+.1f}]'
     f' ({precision})\n'
     f'  {seats}',
