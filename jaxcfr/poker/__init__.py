@@ -11,7 +11,8 @@ Modules: `cards` and `ranges` (input), `tree` (the betting tree), `subgame` (its
 the vector-CFR passes and exact best response), `showdown` (the O(n) sweep), `solver` (CFR-family
 solvers over `[nodes, actions, hands]`), `solving` (one spot end to end), `cli` (`jaxcfr subgame`).
 The real game, whole hands: `nlhe` (the batched engine and the policy protocol), `baselines`
-(always-call, always-fold, always-pot, random, equity), `match` and `match_cli` (`jaxcfr match`).
+(always-call, always-fold, always-pot, random, equity), `match` and `match_cli` (`jaxcfr match`), `lbr` and
+`lbr_cli` (local best response, `jaxcfr lbr`).
 """
 
 import importlib
@@ -42,6 +43,8 @@ _HOMES = {
   'MatchResult': 'match',
   'play_match': 'match',
   'resolve_policy': 'baselines',
+  'LBRResult': 'lbr',
+  'local_best_response': 'lbr',
 }
 
 
@@ -53,6 +56,7 @@ def __getattr__(name: str):
 
 __all__ = [
   'Deck',
+  'LBRResult',
   'MatchResult',
   'PokerInputError',
   'PublicTree',
@@ -66,6 +70,7 @@ __all__ = [
   'build_tree',
   'envelope',
   'load_strategy',
+  'local_best_response',
   'make_spot',
   'parse_board',
   'parse_range',
