@@ -73,8 +73,17 @@ def fused_state(tree, plain_state):
   )
 
 
-@pytest.mark.parametrize('alternating', [True, False], ids=['alternating', 'simultaneous'])
-@pytest.mark.parametrize('algorithm', algorithms.names(algorithms.FULL_WIDTH))
+# Each case compiles three programs for two trees: the regret rules with their own state or clipping
+# (DCFR, CFR+, PCFR+'s prediction) and one simultaneous case run by default, the rest with -m slow.
+_QUICK = {('dcfr', True), ('cfr+', True), ('pcfr+', True), ('dcfr', False)}
+CASES = [
+  pytest.param(name, alternating, marks=() if (name, alternating) in _QUICK else pytest.mark.slow)
+  for name in algorithms.names(algorithms.FULL_WIDTH)
+  for alternating in (True, False)
+]
+
+
+@pytest.mark.parametrize(('algorithm', 'alternating'), CASES)
 def test_the_fused_passes_equal_the_plain_form(algorithm, alternating):
   """From the same state (the plain solver's after 0, 1, 3 and 9 iterations, carried over to the
   per-edge layout), one update of each gives the same regrets and average weights, and both read the
