@@ -4,6 +4,7 @@
     jaxcfr solve GAME [--algorithm A] [--iterations N] [--seconds S] [hyper-parameter flags] ...
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
+    jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
 
 The work is library code (`jaxcfr.train`, `jaxcfr.algorithms`); the hyper-parameter
 flags, their help and their validation come from the algorithm registry. Bad input
@@ -22,6 +23,7 @@ import time
 
 from jaxcfr import algorithms, outputs
 from jaxcfr.poker import cli as poker_cli
+from jaxcfr.poker.blueprint import cli as blueprint_cli
 from jaxcfr.version import __version__
 
 DEFAULT_ITERATIONS = 1000
@@ -130,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
   _add_output_options(evaluate)
 
   poker_cli.add_parser(commands, _add_output_options)
+  blueprint_cli.add_parser(commands, _add_output_options)
   try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
     from abstractions import cli as abstract_cli  # noqa: PLC0415
   except ImportError:
@@ -162,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     _start_jax(args)
     if args.command == 'subgame':
       return poker_cli.run(args)
+    if args.command == 'blueprint':
+      return blueprint_cli.run(args)
     return _evaluate_command(args) if args.command == 'evaluate' else _solve(args)
   except (UsageError, outputs.OutputError) as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)
