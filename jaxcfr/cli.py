@@ -5,6 +5,7 @@
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
+    jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
 
 The work is library code (`jaxcfr.train`, `jaxcfr.algorithms`); the hyper-parameter
 flags, their help and their validation come from the algorithm registry. Bad input
@@ -23,6 +24,7 @@ import time
 
 from jaxcfr import algorithms, outputs
 from jaxcfr.poker import cli as poker_cli
+from jaxcfr.poker import match_cli
 from jaxcfr.poker.blueprint import cli as blueprint_cli
 from jaxcfr.version import __version__
 
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
   poker_cli.add_parser(commands, _add_output_options)
   blueprint_cli.add_parser(commands, _add_output_options)
+  match_cli.add_parser(commands, _add_output_options)
   try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
     from abstractions import cli as abstract_cli  # noqa: PLC0415
   except ImportError:
@@ -167,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
       return poker_cli.run(args)
     if args.command == 'blueprint':
       return blueprint_cli.run(args)
+    if args.command == 'match':
+      return match_cli.run(args)
     return _evaluate_command(args) if args.command == 'evaluate' else _solve(args)
   except (UsageError, outputs.OutputError) as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)
@@ -217,7 +222,7 @@ def _start_jax(args) -> None:
   from jaxcfr import backend, checkpoints  # noqa: PLC0415
 
   checkpoints.set_verbose(args.verbose)
-  if args.dtype == 'float64':  # evaluate's default dtype is decided when the policy is read
+  if getattr(args, 'dtype', None) == 'float64':  # evaluate's default dtype is decided when the policy is read
     jax.config.update('jax_enable_x64', True)
   if not args.no_cache and os.environ.get(backend.NO_CACHE_ENV, '') in ('', '0'):
     backend.enable_compilation_cache()

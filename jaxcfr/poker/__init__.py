@@ -10,6 +10,8 @@ private hands per player, in the one canonical order of hole-card pairs (`abstra
 Modules: `cards` and `ranges` (input), `tree` (the betting tree), `subgame` (its arrays, spots,
 the vector-CFR passes and exact best response), `showdown` (the O(n) sweep), `solver` (CFR-family
 solvers over `[nodes, actions, hands]`), `solving` (one spot end to end), `cli` (`jaxcfr subgame`).
+The real game, whole hands: `nlhe` (the batched engine and the policy protocol), `baselines`
+(always-call, always-fold, always-pot, random, equity), `match` and `match_cli` (`jaxcfr match`).
 """
 
 import importlib
@@ -37,6 +39,9 @@ _HOMES = {
   'build_subgame': 'subgame',
   'TreeConfig': 'tree',
   'street_sizes': 'tree',
+  'MatchResult': 'match',
+  'play_match': 'match',
+  'resolve_policy': 'baselines',
 }
 
 
@@ -48,6 +53,7 @@ def __getattr__(name: str):
 
 __all__ = [
   'Deck',
+  'MatchResult',
   'PokerInputError',
   'PublicTree',
   'Spot',
@@ -63,6 +69,8 @@ __all__ = [
   'make_spot',
   'parse_board',
   'parse_range',
+  'play_match',
+  'resolve_policy',
   'save_strategy',
   'solve',
   'street_sizes',

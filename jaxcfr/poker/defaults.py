@@ -9,3 +9,6 @@ MAX_ITERATIONS = 1000  # the iteration cap when only a target is given
 EVAL_EVERY = 10  # iterations between exact exploitability checks
 ALGORITHM = 'dcfr'
 MAX_BYTES = 8 * 2**30  # refuse spots whose solve would need more memory than this (estimated)
+MATCH_HANDS = 10_000  # `jaxcfr match` hands
+MATCH_BATCH = 2048  # hands the match engine plays at once (a duplicate deal pair takes two)
+BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
