@@ -107,11 +107,10 @@ def run(args) -> int:
     given = {p.name: getattr(args, p.name) for p in algorithms.REGISTRY['es-mccfr'].hyperparameters
              if hasattr(args, p.name)}  # fmt: skip
     solver = mccfr.blueprint_solver(devices=args.devices, **given)
-    if args.checkpoint:
-      from jaxcfr.training import open_checkpoints  # noqa: PLC0415
-
-      open_checkpoints(args.checkpoint, args.keep_checkpoints, args.resume)
     abstraction = training.load_tables(args.abstraction)
+    identity = {'devices': args.devices, 'bets': args.bets, 'abstraction': abstraction.fingerprint}
+    if args.checkpoint:
+      training.check_checkpoints(args.checkpoint, args.keep_checkpoints, args.resume, identity)
     game, tree = training.tables_game(abstraction, args.bets, jnp.dtype(args.dtype))
     counts = tree.counts()
     sizes = training.memory_report(game)
@@ -123,21 +122,26 @@ def run(args) -> int:
       file=log,
     )
     per_update = mccfr.traversals_per_update(solver)
-    with progress.Progress(args.iterations, 'blueprint', 'it', args.quiet, initial=_resumed_at(args)) as bar:
+    bars = []  # made at the first report, which knows where a resumed run starts
 
-      def show(update):  # rates over all runs (a resumed run's seconds include the earlier ones')
-        if update.seconds > 0:
-          rate = per_update * update.iteration / update.seconds
-          bar.set_postfix_str(f'{rate:,.0f} traversals/s, {_bytes(sizes["table_bytes"])} tables')
-        bar.update(update.iteration - bar.count)
+    def show(update):  # rates over all runs (a resumed run's seconds include the earlier ones')
+      if not bars:
+        bars.append(progress.Progress(args.iterations, 'blueprint', 'it', args.quiet, initial=update.start))
+      if update.seconds > 0:
+        rate = per_update * update.iteration / update.seconds
+        bars[0].set_postfix_str(f'{rate:,.0f} traversals/s, {_bytes(sizes["table_bytes"])} tables')
+      bars[0].update(update.iteration - bars[0].count)
 
+    try:
       result = training.train(
         game, solver, key=args.seed, iterations=args.iterations, seconds=args.seconds,
         checkpoint_dir=args.checkpoint, checkpoint_seconds=args.checkpoint_seconds,
-        keep_checkpoints=args.keep_checkpoints, resume=args.resume,
-        identity={'devices': args.devices, 'bets': args.bets, 'abstraction': abstraction.fingerprint},
-        on_progress=show, log=lambda message: print(message, file=log),
+        keep_checkpoints=args.keep_checkpoints, resume=args.resume, identity=identity, on_progress=show,
+        log=lambda message: print(message, file=log),
       )  # fmt: skip
+    finally:
+      for bar in bars:
+        bar.close()
   except (ValueError, TrainingError, checkpoints.CheckpointError) as error:  # OutputError, BlueprintError too
     print(f'jaxcfr: error: {error}', file=sys.stderr)
     return 2
@@ -180,16 +184,6 @@ def run(args) -> int:
     print(f'jaxcfr: error: {error}', file=sys.stderr)
     return 2
   return 0
-
-
-def _resumed_at(args) -> int:
-  """The iteration of the newest checkpoint a --resume continues from (0 otherwise)."""
-  if not (args.resume and args.checkpoint):
-    return 0
-  from jaxcfr import checkpoints  # noqa: PLC0415
-
-  steps = checkpoints.Checkpointer(args.checkpoint).steps()
-  return steps[-1] if steps else 0
 
 
 def _bytes(count: int) -> str:

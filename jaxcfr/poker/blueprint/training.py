@@ -45,6 +45,28 @@ def train(game: game_lib.BlueprintGame, solver, **options) -> library.Result:
   return library.train(game, solver, evaluate=exact, **options)
 
 
+def check_checkpoints(directory: str, keep: int, resume: bool, identity: dict) -> None:
+  """Before any work: the checkpoint directory is writable, holds no earlier run unless `resume`, and
+  a run to resume has the same `identity` fields (`CheckpointError` with one line otherwise); the full
+  identity, game and state are checked again when `jaxcfr.train` restores."""
+  from jaxcfr import checkpoints  # noqa: PLC0415
+
+  checkpointer, steps = library.open_checkpoints(directory, keep, resume)
+  if not (resume and steps):
+    return
+  saved = checkpointer.read_metadata(steps[-1]).get('identity', {})
+  differences = [
+    f'{name} {saved.get(name)!r} (this run: {value!r})'
+    for name, value in identity.items()
+    if saved.get(name) != value
+  ]
+  if differences:
+    where = os.path.join(checkpointer.directory, str(steps[-1]))
+    raise checkpoints.CheckpointError(
+      f"checkpoint '{where}' belongs to another run: it has " + '; '.join(differences)
+    )
+
+
 def memory_report(game: game_lib.BlueprintGame, state=None) -> dict:
   """Bytes on the device: the regret and average tables, the game (tree and bucket tables)."""
   report = {'table_bytes': mccfr.table_bytes(game), 'game_bytes': memory.nbytes(game)}
