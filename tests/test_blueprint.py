@@ -3,6 +3,9 @@ the sampled traversal against full-width counterfactual regrets of the history-c
 trainer on a short-deck game whose exact value OpenSpiel's universal_poker gives."""
 
 import functools
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -337,3 +340,47 @@ def test_checkpoints_resume_bit_identically(tmp_path):
   for field in ('cumulative_regret', 'cumulative_policy'):
     np.testing.assert_array_equal(getattr(straight.state, field), getattr(resumed.state, field))
   assert np.isnan(straight.exploitability) and straight.curve == []
+
+
+_TWO_DEVICES = """
+import jax, numpy as np
+from test_blueprint import exact_game
+from jaxcfr.poker.blueprint import mccfr
+game = exact_game()
+solver = mccfr.blueprint_solver(batch_size=64, devices=2, linear_until=0)
+state = solver.init(game, jax.random.key(3))
+after = jax.jit(solver.update)(state, game)
+# The same update by hand: each device deals 2 x 32 deals from its own key; player 0's increments,
+# summed over the devices, apply before player 1's traversals.
+_, deal_key, walk_key = jax.random.split(state.key, 3)
+deal_keys, walk_keys = jax.random.split(deal_key, 2), jax.random.split(walk_key, 2)
+deals = [mccfr.sample_deals(game, k, 64) for k in deal_keys]
+keys = [jax.random.split(k) for k in walk_keys]
+regret, average = state.cumulative_regret, state.cumulative_policy
+for player in (0, 1):
+  part = slice(32 * player, 32 * (player + 1))
+  increments = [
+    mccfr.traverse(game, regret, deals[d][0][part], deals[d][1][part], keys[d][player], player)
+    for d in (0, 1)
+  ]
+  regret = regret + increments[0][0] + increments[1][0]
+  average = average + increments[0][1] + increments[1][1]
+np.testing.assert_allclose(after.cumulative_regret, regret, rtol=1e-5, atol=1e-4)
+np.testing.assert_allclose(after.cumulative_policy, average, rtol=1e-5, atol=1e-4)
+assert np.abs(np.asarray(regret)).max() > 0
+print('ok', len(jax.devices()))
+"""
+
+
+@pytest.mark.slow
+def test_two_devices_sum_their_shards():
+  """On two forced CPU devices (a subprocess: the count is set before JAX starts), an update is the
+  sum of each device's traversals of its own deals, player 0's applied before player 1's."""
+  tests = os.path.dirname(os.path.abspath(__file__))
+  env = {**os.environ, 'XLA_FLAGS': '--xla_force_host_platform_device_count=2', 'JAX_PLATFORMS': 'cpu',
+         'PYTHONPATH': os.pathsep.join([tests, os.path.dirname(tests)])}  # fmt: skip
+  done = subprocess.run(
+    [sys.executable, '-c', _TWO_DEVICES], capture_output=True, text=True, env=env, timeout=600
+  )
+  assert done.returncode == 0, done.stderr[-3000:]
+  assert done.stdout.split() == ['ok', '2']

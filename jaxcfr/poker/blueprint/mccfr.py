@@ -213,9 +213,9 @@ def traverse(
   cells = (
     jnp.arange(game.num_decisions)[:, None] * game.max_buckets + by_seat[game.player, game.street]
   )  # [D, B]
-  regrets = tree.gather(regret.reshape(num_cells, num_actions), cells)  # [D, B, A]
   legal = game.legal_mask[:, None, :]  # [D, 1, A]
-  sigma = regret_matching(regrets, legal)  # [D, B, A]
+  # Regret matching over the table, then one gather: far cheaper than over [D, B, A] once B > K.
+  sigma = tree.gather(regret_matching(regret, legal).reshape(num_cells, num_actions), cells)  # [D, B, A]
   own = (game.player == player)[:, None, None]  # [D, 1, 1]
   draws = jax.random.uniform(key, (game.num_decisions + 1, batch), dtype)
   # The opponent samples one action from its current strategy; the traverser explores every legal
@@ -223,6 +223,7 @@ def traverse(
   sampled = _inverse_cdf(sigma, legal, draws[:-1])  # [D, B]
   explored = jnp.where(own, legal, jnp.arange(num_actions) == sampled[..., None])  # [D, B, A]
   if prune is not False:
+    regrets = tree.gather(regret.reshape(num_cells, num_actions), cells)  # [D, B, A]
     best = regrets == jnp.max(jnp.where(legal, regrets, -jnp.inf), -1, keepdims=True)
     keep = (regrets > threshold) | best
     prunable = own & (prune & (draws[-1] < prune_probability))[None, :, None]
@@ -251,7 +252,7 @@ def traverse(
     if n:
       padded = jnp.concatenate([values, jnp.zeros((1, batch), dtype)])
       below = jnp.moveaxis(tree.gather(padded, level.children), 1, 2)  # [n, B, A]
-      value = (weights[level.offset : level.offset + n] * below).sum(-1)  # [n, B]
+      value = _sum_actions(weights[level.offset : level.offset + n] * below)  # [n, B]
       below_rows.append(below)
       value_rows.append(value)
       terminal = jnp.concatenate([value, terminal])
@@ -271,11 +272,25 @@ def traverse(
 def _inverse_cdf(probs: jax.Array, allowed: jax.Array, uniform_draw: jax.Array) -> jax.Array:
   """`[..., A]` probabilities, `[..., A]` allowed slots, `[...]` draws -> the first allowed slot of
   positive probability whose cumulative probability exceeds the draw (the last such slot when the
-  total rounds below it): a slot of probability 0 is never drawn (as `jaxcfr.mccfr`'s)."""
-  possible = allowed & (probs > 0)
-  last = probs.shape[-1] - 1 - jnp.argmax(possible[..., ::-1], -1)
-  above = possible & (jnp.cumsum(probs, -1) > uniform_draw[..., None])
-  return jnp.where(above.any(-1), jnp.argmax(above, -1), last)
+  total rounds below it): a slot of probability 0 is never drawn (as `jaxcfr.mccfr`'s). Unrolled over
+  the few actions: elementwise work that fuses, where reductions over a short last axis do not."""
+  allowed = jnp.broadcast_to(allowed, probs.shape)
+  total = jnp.zeros_like(uniform_draw)
+  first, last = jnp.full(uniform_draw.shape, -1, jnp.int32), jnp.zeros(uniform_draw.shape, jnp.int32)
+  for a in range(probs.shape[-1]):
+    possible = allowed[..., a] & (probs[..., a] > 0)
+    total = total + probs[..., a]
+    first = jnp.where((first < 0) & possible & (total > uniform_draw), a, first)
+    last = jnp.where(possible, a, last)
+  return jnp.where(first >= 0, first, last)
+
+
+def _sum_actions(values: jax.Array) -> jax.Array:
+  """`[..., A]` -> `[...]`, summed by an unrolled loop over the few actions (fuses on CPUs)."""
+  total = values[..., 0]
+  for a in range(1, values.shape[-1]):
+    total = total + values[..., a]
+  return total
 
 
 def traversals_per_update(solver: Solver) -> int:
