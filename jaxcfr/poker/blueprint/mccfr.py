@@ -1,28 +1,34 @@
 """External-sampling MCCFR on the abstract game, over sampled deals and buckets (the blueprint trainer).
 
-One `update` runs, for each player p in turn (the traverser), B traversals: each samples a deal (two
-hole pairs and the whole board), looks up both players' buckets on every street in one batched call,
-and walks the betting tree. The tree has no chance nodes once the cards are dealt, so a batch of
-traversals is a dense pass over the tree's depths, arrays `[nodes of the depth, B]`:
+One `update` runs, for player 0 and then player 1 (the traverser p), B traversals each: both batches'
+deals (two hole pairs and the whole board) are drawn, and both players' buckets on every street looked
+up, in one batched call. The tree has no chance nodes once the cards are dealt, so a batch of
+traversals is a dense pass over the tree (the design proposed for this trainer, rearranged so that
+only what must go depth by depth does):
 
-- top down, a reach mask: 1 at the root; at p's nodes every explored action's child, at the
-  opponent's nodes only the child of one action drawn from its current strategy (regret matching at
-  (node, its bucket on the node's street));
-- bottom up, p's values: showdowns by `hand_rank` on the whole board, p's nodes average their
-  explored children by p's current strategy, the opponent's take the sampled child;
-- at p's reached nodes the regret of each explored action grows by v(child) - v(node); at the
-  opponent's reached nodes its average strategy grows by its current strategy (OpenSpiel's "simple"
-  averaging, as `jaxcfr.mccfr`). Both are scattered into the `[D, K, A]` tables by deterministic
-  segment sums (`jaxcfr.tree.segment_sum`), so a seed gives the same bits on every backend.
+- for all decision rows at once, `[D, B, A]`: the current strategy at (row, the acting player's bucket
+  on the row's street), by regret matching over the `[D, K, A]` table and one gather; the action the
+  opponent samples from it at each of its rows; what is explored (all of p's legal actions, less the
+  pruned ones; the opponent's sampled one);
+- top down, depth by depth, the reach mask: 1 at the root, then the parent's reach and its explored
+  edge;
+- bottom up, depth by depth, p's values: showdowns by `hand_rank` on the whole board (a sign per deal),
+  folds by the chips; p's rows average their explored children by p's strategy, the opponent's take
+  the sampled child;
+- at p's reached rows the regret of each explored action grows by v(child) - v(row); at the opponent's
+  reached rows its average strategy grows by its current strategy (OpenSpiel's "simple" averaging, as
+  `jaxcfr.mccfr`): one deterministic segment sum (`jaxcfr.tree.segment_sum`) into the `[D, K, A]`
+  tables, so a seed gives the same bits on every backend.
 
-Every (node, deal) pair is computed, reached or not: the cost per traversal is the tree's size, which
+Every (row, deal) pair is computed, reached or not: the cost per traversal is the tree's size, which
 is why the bet presets keep it small (a frontier of visited nodes, as `jaxcfr.mccfr` packs, would pay
-off on trees far larger than the presets). Pluribus's refinements are the options of `jaxcfr.mccfr`
-(same names and defaults): linear weighting by discount intervals, pruning of p's actions whose
-regret is at most `prune_threshold` on a share `prune_probability` of traversals after `prune_after`
-iterations (never on the last street, nor the action of highest regret), and a `regret_floor`.
-Batches split over devices as `jaxcfr.mccfr`'s (each device samples B / devices deals from its own
-key; increments summed with `psum`).
+off on trees far larger than the presets). The traverser is a traced loop index, so one program serves
+both players. Pluribus's refinements are the options of `jaxcfr.mccfr` (same names and defaults):
+linear weighting by discount intervals, pruning of p's actions whose regret is at most
+`prune_threshold` on a share `prune_probability` of traversals after `prune_after` iterations (never on
+the last street, nor the action of highest regret), and a `regret_floor`. Batches split over devices
+as `jaxcfr.mccfr`'s (each device samples B / devices deals from its own key; the increments are summed
+with `psum` before they apply).
 """
 
 from __future__ import annotations

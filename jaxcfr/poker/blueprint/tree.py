@@ -50,12 +50,6 @@ PRESETS: dict[str, BetAbstraction] = {
   # About 122,000 nodes: the brief's sizes; for an accelerator.
   'default': BetAbstraction((_PREFLOP, *(((0.33, 0.75, 1.5), (0.75, 1.5)),) * 3), (4, 3, 3, 3)),
 }
-PRESET_HELP = {
-  'small': 'preflop 2.5x open, 3x re-raises, all-in, 3 bets+raises; postflop 75% pot bets, pot raises, '
-  'all-in, 2 bets+raises per street',
-  'default': 'preflop 2.5x open, 3x re-raises, all-in, 4 bets+raises; postflop 33/75/150% pot bets, '
-  '75/150% pot raises, all-in, 3 bets+raises per street',
-}
 
 
 def preset(name: str) -> BetAbstraction:
@@ -129,7 +123,7 @@ class BettingTree:
     """The abstract actions of decision row `row`, by slot, as `abstractions.Action`s."""
     node = self.decisions[row]
     state = self.states[node]
-    return [action for action in legal_actions(state, self.bets)] if not state.finished else []
+    return legal_actions(state, self.bets)
 
   def fingerprint(self) -> str:
     """SHA-256 (16 hex digits) of the rules, the abstraction, the streets and the tree's arrays."""
