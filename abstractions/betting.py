@@ -43,11 +43,12 @@ class BetAbstraction:
   fractions[street][depth] lists the sizes (fraction of the pot after calling)
   allowed for the depth-th bet or raise of the round (depth 0 = the first bet; the
   last entry is used for deeper raises). raise_cap limits bets plus raises per
-  round (the all-in included); all_in adds the all-in to every raise choice.
+  round (the all-in included): one number for every street, or one per street
+  (preflop, flop, turn, river); all_in adds the all-in to every raise choice.
   """
 
   fractions: tuple[tuple[tuple[float, ...], ...], ...] = (((0.33, 0.75, 1.5), (0.75, 1.5)),) * 4
-  raise_cap: int = 3
+  raise_cap: int | tuple[int, int, int, int] = 3
   all_in: bool = True
 
   def __post_init__(self):
@@ -57,8 +58,15 @@ class BetAbstraction:
       for sizes in street:
         if any(not (f > 0 and math.isfinite(f)) for f in sizes):
           raise ValueError(f'bet sizes must be positive fractions of the pot, got {sizes}')
-    if self.raise_cap < 0:
-      raise ValueError(f'raise_cap must be >= 0, got {self.raise_cap}')
+    caps = self.raise_cap if isinstance(self.raise_cap, tuple) else (self.raise_cap,) * 4
+    if len(caps) != 4 or any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in caps):
+      raise ValueError(
+        f'raise_cap must be an integer >= 0 or four of them (one per street), got {self.raise_cap}'
+      )
+
+  def cap(self, street: int) -> int:
+    """Bets plus raises allowed in a round of `street` (0 preflop .. 3 river)."""
+    return self.raise_cap[street] if isinstance(self.raise_cap, tuple) else self.raise_cap
 
   def sizes(self, street: int, depth: int) -> tuple[float, ...]:
     by_depth = self.fractions[street]
@@ -144,7 +152,7 @@ def legal_actions(state: BettingState, abstraction: BetAbstraction | None = None
   lowest = min_raise_to(state)
   if abstraction is None:
     return actions + [Action('bet', amount) for amount in range(lowest, all_in_to + 1)]
-  if state.raises >= abstraction.raise_cap:
+  if state.raises >= abstraction.cap(state.street):
     return actions
   pot_after_call = state.pot + to_call
   amounts = set()

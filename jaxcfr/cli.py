@@ -4,6 +4,7 @@
     jaxcfr solve GAME [--algorithm A] [--iterations N] [--seconds S] [hyper-parameter flags] ...
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
+    jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
     jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
     jaxcfr lbr POLICY --hands N [--seed S] [--batch B] [--json PATH|-]
 
@@ -25,6 +26,7 @@ import time
 from jaxcfr import algorithms, outputs
 from jaxcfr.poker import cli as poker_cli
 from jaxcfr.poker import lbr_cli, match_cli
+from jaxcfr.poker.blueprint import cli as blueprint_cli
 from jaxcfr.version import __version__
 
 DEFAULT_ITERATIONS = 1000
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
   _add_output_options(evaluate)
 
   poker_cli.add_parser(commands, _add_output_options)
+  blueprint_cli.add_parser(commands, _add_output_options)
   match_cli.add_parser(commands, _add_output_options)
   lbr_cli.add_parser(commands, _add_output_options)  # temporary: to become `blueprint evaluate --lbr`
   try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
@@ -167,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     _start_jax(args)
     if args.command == 'subgame':
       return poker_cli.run(args)
+    if args.command == 'blueprint':
+      return blueprint_cli.run(args)
     if args.command == 'match':
       return match_cli.run(args)
     if args.command == 'lbr':

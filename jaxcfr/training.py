@@ -95,6 +95,7 @@ def train(
   on_progress: Callable[[Progress], None] | None = None,
   log: Callable[[str], None] | None = None,
   report_seconds: float = 10.0,
+  evaluate: bool = True,
 ) -> Result:
   """Runs `solver` on the compiled `game` until `iterations` (a total) or `seconds` of
   solving, whichever comes first, evaluating exact exploitability along the way.
@@ -115,8 +116,12 @@ def train(
     identity: extra fields a checkpoint must match to be resumed (e.g. the device count).
     on_progress: called with a `Progress` after every chunk.
     log: called with one-line messages (resumed from, checkpoint saved on interrupt).
+    evaluate: False for a game too large to evaluate exactly (a hold'em blueprint): no
+      evaluations, no curve; the result's exploitability, NashConv and values are NaN.
   """
   _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at, target)
+  if not evaluate and any(x is not None for x in (eval_every, eval_every_seconds, eval_at, target)):
+    raise TrainingError('eval_every, eval_every_seconds, eval_at and target need evaluate=True')
   if checkpoint_dir is None and (checkpoint_every or checkpoint_seconds or resume):
     raise TrainingError('checkpoint_every, checkpoint_seconds and resume need a checkpoint directory')
   say = log or (lambda message: None)
@@ -140,10 +145,15 @@ def train(
   start = time.perf_counter()
   policy = jax.block_until_ready(make_policy(state, game))
   policy_seconds_once = time.perf_counter() - start
-  jit_start = time.perf_counter()
-  evaluate = backend.jit(evaluate_profile).lower(policy, game).compile()
-  jit_seconds += time.perf_counter() - jit_start
-  evaluation_seconds = median_seconds(evaluate, policy, game)
+  exact = evaluate
+  if exact:
+    jit_start = time.perf_counter()
+    evaluate = backend.jit(evaluate_profile).lower(policy, game).compile()
+    jit_seconds += time.perf_counter() - jit_start
+    evaluation_seconds = median_seconds(evaluate, policy, game)
+  else:
+    evaluation_seconds = 0.0
+    no_values = (math.nan, [math.nan] * game.num_players)
 
   identity = {
     'game': game.name,
@@ -186,7 +196,12 @@ def train(
       eval_every_seconds = seconds / 10
     else:
       eval_every = max(1, math.ceil(iterations / 10))
-  schedule = iter([*sorted(set(eval_at)), NEVER]) if eval_at is not None else _eval_schedule(eval_every)
+  if not exact:
+    schedule = iter([NEVER])
+  elif eval_at is not None:
+    schedule = iter([*sorted(set(eval_at)), NEVER])
+  else:
+    schedule = _eval_schedule(eval_every)
   next_eval = next(schedule)
   while next_eval <= done:
     next_eval = next(schedule)
@@ -222,7 +237,7 @@ def train(
     policy_seconds += elapsed
     if solver.costly_policy:
       reserve = elapsed
-    return policy, jax.device_get(evaluate(policy, game))
+    return policy, jax.device_get(evaluate(policy, game)) if exact else no_values
 
   def record(nash_conv):
     curve.append(
@@ -254,7 +269,8 @@ def train(
         due_eval = done >= next_eval
       if due_eval or finished(done, solve_seconds + reserve):
         policy, evaluated = produce_andevaluate_profile(state)  # the last one is the final result
-        record(evaluated[0])
+        if exact:
+          record(evaluated[0])
         if next_eval_time is not None:
           next_eval_time = (solve_seconds // eval_every_seconds + 1) * eval_every_seconds
         else:
@@ -282,7 +298,7 @@ def train(
 
   if evaluated is None:  # resumed at the total: nothing ran, evaluate what was restored
     policy, evaluated = produce_andevaluate_profile(state)
-    if not curve or curve[-1]['iteration'] != done:
+    if exact and (not curve or curve[-1]['iteration'] != done):
       record(evaluated[0])
   nash_conv, values = evaluated
   return Result(

@@ -165,3 +165,14 @@ def test_time_only_budgets_run_long_chunks():
   )
   assert result.iterations > 100
   assert len(calls) < 30  # a chunk per evaluation interval, not one per iteration
+
+
+def test_a_game_too_large_to_evaluate_trains_without_evaluations(tmp_path):
+  game = compiled('kuhn')
+  solver = jaxcfr.make_solver('cfr+')
+  result = jaxcfr.train(game, solver, iterations=30, evaluate=False, checkpoint_dir=str(tmp_path / 'run'))
+  reference = jaxcfr.train(game, solver, iterations=30, eval_every=30)
+  np.testing.assert_array_equal(result.policy, reference.policy)  # the same solve, unjudged
+  assert result.curve == [] and math.isnan(result.exploitability) and result.evaluation_seconds == 0
+  with pytest.raises(jaxcfr.TrainingError, match='need evaluate=True'):
+    jaxcfr.train(game, solver, iterations=30, evaluate=False, target=0.1)

@@ -1,0 +1,42 @@
+"""Heads-up no-limit hold'em blueprints: the abstract game, its MCCFR trainer, the file and the policy.
+
+    from jaxcfr.poker import blueprint
+    tree = blueprint.build_tree('small')                        # the abstract betting tree (host)
+    game = blueprint.make_game(tree.bets, abstractions.load('tables/'), tree=tree)
+    result = jaxcfr.train(game, blueprint.blueprint_solver(batch_size=1024), seconds=60, evaluate=False)
+    policy = blueprint.load_policy('blueprint.npz')             # a jaxcfr.poker.nlhe.Policy
+
+Modules: `tree` (the abstract betting tree and the bet presets), `game` (the abstract game: deck,
+streets, bucket functions, the history-compiled twin of small games), `mccfr` (external-sampling MCCFR
+over sampled deals), `files` (the blueprint file), `policy` (the blueprint in the real game),
+`training` and `cli` (`jaxcfr blueprint train`).
+"""
+
+import importlib
+
+_HOMES = {
+  'BettingTree': 'tree',
+  'PRESETS': 'tree',
+  'build_tree': 'tree',
+  'BlueprintGame': 'game',
+  'LosslessBuckets': 'game',
+  'lossless_buckets': 'game',
+  'make_game': 'game',
+  'BlueprintState': 'mccfr',
+  'blueprint_solver': 'mccfr',
+  'Blueprint': 'files',
+  'BlueprintError': 'files',
+  'load_blueprint': 'files',
+  'save_blueprint': 'files',
+  'BlueprintPolicy': 'policy',
+  'load_policy': 'policy',
+}
+
+
+def __getattr__(name: str):
+  if name not in _HOMES:
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+  return getattr(importlib.import_module(f'jaxcfr.poker.blueprint.{_HOMES[name]}'), name)
+
+
+__all__ = sorted(_HOMES)

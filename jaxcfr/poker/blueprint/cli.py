@@ -1,0 +1,197 @@
+"""`jaxcfr blueprint train`: train a heads-up no-limit hold'em blueprint on abstraction tables.
+
+    jaxcfr abstract --profile small --out tables/
+    jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
+      --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
+
+External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`) through the library
+training loop: progress (iterations, traversals/s, memory), checkpoints and exact resume. Bad input
+(missing or mismatched tables, a checkpoint of another run, an unwritable --out) is one line and
+exit status 2, before any training. Imports nothing heavy until it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from jaxcfr import algorithms, outputs
+
+_PRESETS = ('small', 'default')  # jaxcfr.poker.blueprint.tree.PRESETS (not imported: it needs JAX)
+_KEEP = 3
+
+
+def _positive(kind):
+  def parse(text: str):
+    try:
+      value = kind(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not value > 0 or value == float('inf'):
+      raise argparse.ArgumentTypeError(f'must be positive, got {text}')
+    return value
+
+  return parse
+
+
+def add_parser(commands, add_output_options) -> None:
+  """Adds `blueprint` (with its `train` subcommand) to the `jaxcfr` parser's subcommands."""
+  parser = commands.add_parser(
+    'blueprint',
+    help="train a heads-up no-limit hold'em blueprint (MCCFR on card and bet abstractions)",
+    description="Heads-up no-limit hold'em blueprints: external-sampling MCCFR over sampled deals, with "
+    'the buckets of `jaxcfr abstract` tables and a bet abstraction preset.',
+  )
+  actions = parser.add_subparsers(dest='blueprint_command', required=True)
+  train = actions.add_parser(
+    'train',
+    help='train a blueprint and write it',
+    description='Train a blueprint (ACPC rules: blinds 50/100, stacks 20,000) and write it as a compact '
+    'file that jaxcfr.poker.blueprint.load_policy reads.',
+  )
+  train.add_argument(
+    '--abstraction', required=True, metavar='DIR', help='tables written by `jaxcfr abstract`'
+  )
+  train.add_argument(
+    '--bets',
+    choices=_PRESETS,
+    default='small',
+    help='bet abstraction preset: small (3,746 nodes, for a CPU: 2.5x opens, 3x re-raises, 75%% pot bets, '
+    'pot raises, all-in; raise caps 3/2/2/2) or default (121,852 nodes: 33/75/150%% pot bets, 75/150%% '
+    'raises; caps 4/3/3/3) (default small)',
+  )
+  budget = train.add_argument_group('budget')
+  budget.add_argument('--seconds', type=_positive(float), help='solving seconds')
+  budget.add_argument('--iterations', type=_positive(int), help='total iterations (each: a batch per player)')
+  budget.add_argument('--seed', type=int, default=0, help='PRNG seed (default 0)')
+  budget.add_argument(
+    '--devices', type=_positive(int), default=1, help='devices to split each batch over (default 1)'
+  )
+  budget.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
+  refinements = train.add_argument_group('MCCFR (as es-mccfr; Pluribus refinements)')
+  for parameter in algorithms.REGISTRY['es-mccfr'].hyperparameters:
+    refinements.add_argument(
+      parameter.cli_flag, dest=parameter.name, type=algorithms.argument_type(parameter),
+      default=argparse.SUPPRESS, metavar='N' if parameter.kind == 'int' else 'X',
+      help=f'{parameter.help} [default {parameter.shown()}]',
+    )  # fmt: skip
+  saves = train.add_argument_group('checkpoints')
+  saves.add_argument('--checkpoint', metavar='DIR', help='save the state to DIR as it runs (orbax)')
+  saves.add_argument(
+    '--checkpoint-seconds', type=_positive(float), metavar='S', help='save every S seconds (default 60)'
+  )
+  saves.add_argument(
+    '--keep-checkpoints', type=_positive(int), default=_KEEP, metavar='K', help='keep the last K'
+  )
+  saves.add_argument('--resume', action='store_true', help='continue from the newest checkpoint in DIR')
+  out = train.add_argument_group('outputs')
+  out.add_argument('--out', required=True, metavar='PATH', help='the blueprint file to write (.npz)')
+  add_output_options(out)
+
+
+def run(args) -> int:
+  """Runs `jaxcfr blueprint train`; one line and exit status 2 on bad input."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from jaxcfr import checkpoints, progress  # noqa: PLC0415
+  from jaxcfr.poker.blueprint import files, mccfr, training  # noqa: PLC0415
+  from jaxcfr.training import TrainingError  # noqa: PLC0415
+
+  log = sys.stderr if args.json == '-' else sys.stdout
+  try:
+    if args.seconds is None and args.iterations is None:
+      raise files.BlueprintError('give a budget: --seconds S and/or --iterations N')
+    if not args.checkpoint:
+      for flag in ('resume', 'checkpoint_seconds'):
+        if getattr(args, flag):
+          raise files.BlueprintError(f'--{flag.replace("_", "-")} needs --checkpoint DIR')
+    outputs.check_file(args.out, '--out', force=args.force, suffixes=('.npz',))
+    outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
+    given = {p.name: getattr(args, p.name) for p in algorithms.REGISTRY['es-mccfr'].hyperparameters
+             if hasattr(args, p.name)}  # fmt: skip
+    solver = mccfr.blueprint_solver(devices=args.devices, **given)
+    abstraction = training.load_tables(args.abstraction)
+    identity = {'devices': args.devices, 'bets': args.bets, 'abstraction': abstraction.fingerprint}
+    if args.checkpoint:
+      training.check_checkpoints(args.checkpoint, args.keep_checkpoints, args.resume, identity)
+    game, tree = training.tables_game(abstraction, args.bets, jnp.dtype(args.dtype))
+    counts = tree.counts()
+    sizes = training.memory_report(game)
+    print(
+      f'blueprint: bets {args.bets} ({counts["nodes"]:,} nodes, '
+      f'{counts["decision_nodes"]:,} decision nodes), '
+      f'buckets {"/".join(map(str, game.num_buckets))}; regret and average tables '
+      f'{_bytes(sizes["table_bytes"])}, game and bucket tables {_bytes(sizes["game_bytes"])}',
+      file=log,
+    )
+    per_update = mccfr.traversals_per_update(solver)
+    bars = []  # made at the first report, which knows where a resumed run starts
+
+    def show(update):  # rates over all runs (a resumed run's seconds include the earlier ones')
+      if not bars:
+        bars.append(progress.Progress(args.iterations, 'blueprint', 'it', args.quiet, initial=update.start))
+      if update.seconds > 0:
+        rate = per_update * update.iteration / update.seconds
+        bars[0].set_postfix_str(f'{rate:,.0f} traversals/s, {_bytes(sizes["table_bytes"])} tables')
+      bars[0].update(update.iteration - bars[0].count)
+
+    try:
+      result = training.train(
+        game, solver, key=args.seed, iterations=args.iterations, seconds=args.seconds,
+        checkpoint_dir=args.checkpoint, checkpoint_seconds=args.checkpoint_seconds,
+        keep_checkpoints=args.keep_checkpoints, resume=args.resume, identity=identity, on_progress=show,
+        log=lambda message: print(message, file=log),
+      )  # fmt: skip
+    finally:
+      for bar in bars:
+        bar.close()
+  except (ValueError, TrainingError, checkpoints.CheckpointError) as error:  # OutputError, BlueprintError too
+    print(f'jaxcfr: error: {error}', file=sys.stderr)
+    return 2
+  traversals = per_update * result.iterations
+  report = {
+    'bets': args.bets,
+    'abstraction': abstraction.fingerprint,
+    'buckets': list(game.num_buckets),
+    **counts,
+    'iterations': result.iterations,
+    'traversals': traversals,
+    'seconds': result.seconds,
+    'traversals_per_second': traversals / max(result.seconds, 1e-9),
+    'jit_seconds': result.jit_seconds,
+    'resumed_from': result.resumed_from,
+    **training.memory_report(game, result.state),
+    'devices': args.devices,
+    'backend': jax.default_backend(),
+    'hyperparameters': dict(solver.hyperparameters),
+    'seed': args.seed,
+  }
+  print(
+    f'{result.iterations:,} iterations, {traversals:,} traversals in {result.seconds:.1f} s '
+    f'({report["traversals_per_second"]:,.0f} traversals/s; compilation {result.jit_seconds:.1f} s)',
+    file=log,
+  )
+  try:
+    training.save(
+      args.out, result, solver, game, tree, args.bets, args.abstraction, force=args.force, seed=args.seed,
+      devices=args.devices,
+    )  # fmt: skip
+    print(f'blueprint written to {args.out}', file=log)
+    if args.json:
+      outputs.write_json(args.json, report, force=args.force)
+      if args.json != '-':
+        print(f'JSON written to {args.json}', file=log)
+  except outputs.OutputError as error:
+    if args.json != '-':
+      print(json.dumps(report, indent=2))
+    print(f'jaxcfr: error: {error}', file=sys.stderr)
+    return 2
+  return 0
+
+
+def _bytes(count: int) -> str:
+  from jaxcfr.memory import format_bytes  # noqa: PLC0415
+
+  return format_bytes(count)

@@ -1,0 +1,297 @@
+"""The blueprint as a policy of the real game (`jaxcfr.poker.nlhe.Policy`).
+
+    policy = load_policy('blueprint.npz')      # the tables found where training read them (or tables=DIR)
+    actions, probabilities = policy.strategy(state, holes)    # holes [B, K, 2]
+
+Stateless: for every hand the real history is replayed in the real game and, action by action, in the
+abstract tree (`abstract_nodes`):
+
+- a check or call is the abstract check or call; a fold is the abstract fold;
+- a bet or raise to the all-in is the abstract all-in where the node has one; any other bet or raise
+  is mapped by its size x (the raise over the top bet, as a fraction of the pot after calling, in the
+  real state) to the abstract bets' sizes (the same fraction in the abstract state): below the
+  smallest or above the largest, the nearest; between neighbours a < x < b, to a with probability
+  `abstractions.pseudo_harmonic(x, a, b)` (Ganzfried & Sandholm 2013), drawn from the hand's
+  `state.noise` for that action, so that a history always maps the same way; a raise where the
+  abstract node has none (its raise cap reached) is taken as a call.
+
+Once the abstract line has lost the real one (the abstract node is a terminal, or another street or
+player than the real state's, as after a raise past the abstract cap), the policy checks or calls: it
+has no strategy for states its abstraction never reached (`off_tree` counts them).
+
+At the node, the player's bucket on the real street (from the visible board only) gives the abstract
+strategy, which becomes real actions: fold, check/call, and each abstract bet as the same pot
+fraction of the real pot after calling (the all-in as the real all-in), clamped to the legal raise
+range; a bet where the real state allows no raise (the opponent all-in) becomes the call, and real
+actions that coincide are merged (their probabilities added).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import abstractions
+from abstractions.betting import legal_actions
+from jaxcfr.poker import nlhe
+from jaxcfr.poker.blueprint import files
+from jaxcfr.poker.blueprint import tree as tree_lib
+
+BOARD_SIZES = (0, 3, 4, 5)  # visible board cards by street (hold'em)
+
+
+def load_policy(path: str, tables=None, *, name: str | None = None) -> BlueprintPolicy:
+  """The blueprint file at `path` as a real-game policy.
+
+  `tables`: the abstraction tables' directory, or a bucket function object (`buckets`, `fingerprint`,
+  `buckets_of`); by default the directory recorded when the blueprint was trained. The tables must be
+  the ones it was trained with (same fingerprint): `BlueprintError` with one line otherwise."""
+  blueprint = files.load_blueprint(path)
+  if tables is None:
+    tables = blueprint.metadata.get('abstraction_path')
+    if not tables:
+      raise files.BlueprintError(f'{path!r} records no abstraction tables; pass tables=DIR')
+  if isinstance(tables, str):
+    try:
+      tables = abstractions.load(tables)
+    except abstractions.AbstractionError as error:
+      raise files.BlueprintError(f'the blueprint {path!r} needs its abstraction tables: {error}') from None
+  if tables.fingerprint != blueprint.abstraction_fingerprint:
+    raise files.BlueprintError(
+      f'the blueprint {path!r} was trained on abstraction tables {blueprint.abstraction_fingerprint[:16]}; '
+      f'these are {str(tables.fingerprint)[:16]}'
+    )
+  return BlueprintPolicy(blueprint, tables, name or f'blueprint:{path}')
+
+
+class BlueprintPolicy:
+  """A blueprint and its bucket function as an `nlhe.Policy` (see the module docstring)."""
+
+  def __init__(self, blueprint: files.Blueprint, buckets, name: str = 'blueprint'):
+    self.blueprint = blueprint
+    self.tree = tree = blueprint.tree
+    self.buckets = buckets
+    self.name = name
+    if tree.num_streets != 4 or blueprint.board_cards != (0, 3, 1, 1):
+      raise files.BlueprintError("a real-game policy needs a blueprint of all four hold'em streets")
+    if tuple(int(k) for k in buckets.buckets[:4]) != blueprint.num_buckets:
+      raise files.BlueprintError(
+        f'the bucket function has {tuple(buckets.buckets)} buckets; the blueprint {blueprint.num_buckets}'
+      )
+    self._sizes = _slot_sizes(tree)
+    self._lookup = jax.jit(_street_buckets, static_argnums=0)
+    self.off_tree = 0  # queries answered by the check/call fallback
+
+  # The abstract node of each hand.
+
+  def abstract_nodes(self, state: nlhe.HandState) -> tuple[np.ndarray, np.ndarray]:
+    """(node int [B], on tree bool [B]): each hand's abstract node after its history, and whether it is
+    a decision of the real state's player to act on the real street."""
+    if state.rules != self.tree.rules:
+      raise ValueError(f'the blueprint plays {self.tree.rules}; these hands are of {state.rules}')
+    tree = self.tree
+    batch = state.street.shape[0]
+    real = nlhe.initial(state.hole, state.board, state.rules, state.noise)
+    node = np.zeros(batch, np.int64)
+    lost = np.zeros(batch, bool)
+    for t in range(int(state.num_actions.max(initial=0))):
+      acting = t < state.num_actions
+      street, kind, amount = (state.history[:, t, i] for i in range(3))
+      row = tree.decision[node]
+      lost |= acting & (
+        (row < 0) | (tree.player[node] != real.to_act) | (tree.street[node] != street) | real.finished
+      )
+      follow = acting & ~lost
+      slot = self._abstract_slot(real, node, kind, amount, state.noise[:, t])
+      node = np.where(follow, tree.children[node, np.maximum(slot, 0)], node)
+      lost |= follow & (slot < 0)
+      real = nlhe.apply(real, kind, amount, acting)
+    on_tree = ~lost & (tree.decision[node] >= 0)
+    on_tree &= (tree.player[node] == state.to_act) & (tree.street[node] == state.street) & ~state.finished
+    return node, on_tree
+
+  def _abstract_slot(self, real: nlhe.HandState, node, kind, amount, noise) -> np.ndarray:
+    """The abstract slot [B] the real action maps to at each hand's node (-1: none)."""
+    tree = self.tree
+    row = np.maximum(tree.decision[node], 0)
+    kinds = tree.kind[row]  # [B, A]
+    slot_of = lambda mask: np.where(mask.any(1), np.argmax(mask, 1), -1)  # noqa: E731
+    fold, call, bets = (
+      slot_of(kinds == tree_lib.FOLD),
+      slot_of(kinds == tree_lib.CALL),
+      kinds == tree_lib.RAISE,
+    )
+    options = nlhe.legal(real)
+    all_in = (kind == nlhe.RAISE) & (amount == options.max_raise_to) & options.can_raise
+    all_in_slot = slot_of(self._sizes.all_in[row])
+    # The real raise's size: (raise-to - top bet) / (pot after calling), in the real state.
+    rows = np.arange(len(node))
+    mine, theirs = real.round_bet[rows, real.to_act], real.round_bet[rows, 1 - real.to_act]
+    top = np.maximum(mine, theirs)
+    x = (amount - top) / np.maximum(nlhe.pot(real) + top - mine, 1)
+    fractions = np.where(bets, self._sizes.realised[row], np.nan)  # [B, A]
+    chosen = _translate(x, fractions, noise)
+    raise_slot = np.where(all_in & (all_in_slot >= 0), all_in_slot, chosen)
+    raise_slot = np.where(bets.any(1), raise_slot, call)  # no abstract raise left: a call
+    return np.select(
+      [kind == nlhe.FOLD, kind == nlhe.CALL], [np.where(fold >= 0, fold, call), call], raise_slot
+    )
+
+  # The strategy.
+
+  def strategy(self, state: nlhe.HandState, holes: np.ndarray) -> tuple[nlhe.ActionSet, np.ndarray]:
+    """Real actions [B, A] and probabilities [B, K, A] for the player to act (see the module docstring)."""
+    holes = np.asarray(holes)
+    batch = state.street.shape[0]
+    if holes.ndim != 3 or holes.shape[0] != batch or holes.shape[2] != 2:
+      raise ValueError(f'holes must be [B, K, 2] for B = {batch}, got {holes.shape}')
+    tree = self.tree
+    node, on_tree = self.abstract_nodes(state)
+    self.off_tree += int((~on_tree & ~state.finished).sum())
+    row = np.where(on_tree, tree.decision[node], 0)
+    bucket = self._bucket(state, holes)  # [B, K]
+    probabilities = self.blueprint.probabilities[row[:, None], bucket]  # [B, K, A]
+    actions = self._real_actions(state, row)
+    # Where the abstract line is lost: check or call.
+    fallback = ~on_tree
+    if fallback.any():
+      call = np.zeros(tree.num_actions)
+      call[0] = 1.0
+      actions = _where(fallback, _call_only(state, tree.num_actions), actions)
+      probabilities = np.where(fallback[:, None, None], call, probabilities)
+    return _merged(actions, probabilities)
+
+  def _bucket(self, state: nlhe.HandState, holes: np.ndarray) -> np.ndarray:
+    """The bucket int [B, K] of each candidate hole pair on the hand's street, from the visible board."""
+    batch, count = holes.shape[:2]
+    out = np.zeros((batch, count), np.int64)
+    for street in range(4):
+      index = np.flatnonzero(state.street == street)
+      if not len(index):
+        continue
+      size = 1 << max(len(index) - 1, 0).bit_length()  # padded to a power of two: few compiled shapes
+      pad = np.concatenate([index, np.repeat(index[:1], size - len(index))])
+      board = state.board[pad, : BOARD_SIZES[street]].astype(np.int32)
+      hole = holes[pad].astype(np.int32)
+      found = np.asarray(self._lookup(street, self.buckets, hole, board))
+      out[index] = found[: len(index)]
+    return out
+
+  def _real_actions(self, state: nlhe.HandState, row: np.ndarray) -> nlhe.ActionSet:
+    """The abstract actions of each hand's row as real actions (slots as the tree's) [B, A]."""
+    tree = self.tree
+    options = nlhe.legal(state)
+    kinds = tree.kind[row].astype(np.int64)  # [B, A]
+    rows = np.arange(len(row))
+    mine, theirs = state.round_bet[rows, state.to_act], state.round_bet[rows, 1 - state.to_act]
+    top = np.maximum(mine, theirs)
+    after_call = nlhe.pot(state) + top - mine
+    wanted = top[:, None] + np.round(self._sizes.spec[row] * after_call[:, None])  # [B, A]
+    wanted = np.where(self._sizes.all_in[row], options.max_raise_to[:, None], np.nan_to_num(wanted))
+    amount = np.clip(wanted, options.min_raise_to[:, None], options.max_raise_to[:, None]).astype(np.int64)
+    is_raise = kinds == tree_lib.RAISE
+    can_raise = options.can_raise[:, None]
+    kind = np.where(is_raise & ~can_raise, nlhe.CALL, kinds)  # no raise possible: the bet is a call
+    amount = np.where(kind == nlhe.RAISE, amount, np.where(kind == nlhe.CALL, options.call_to[:, None], 0))
+    valid = tree.legal[row] & ((kind != nlhe.FOLD) | options.can_fold[:, None])
+    return nlhe.ActionSet(np.maximum(kind, 0).astype(np.int8), amount, valid)
+
+
+class _Sizes:
+  """Per decision row and slot: the abstract bet's size as specified (a pot fraction; NaN for the
+  all-in and non-bets), as realised in the abstract state (the fraction the amount makes there), and
+  whether it is the all-in. float [D, A], float [D, A], bool [D, A]."""
+
+  def __init__(self, spec, realised, all_in):
+    self.spec, self.realised, self.all_in = spec, realised, all_in
+
+
+def _slot_sizes(tree: tree_lib.BettingTree) -> _Sizes:
+  shape = tree.kind.shape
+  spec, realised, all_in = np.full(shape, np.nan), np.full(shape, np.nan), np.zeros(shape, bool)
+  for row, node in enumerate(tree.decisions):
+    state = tree.states[node]
+    player = state.to_act
+    top, to_call = max(state.round_bet), state.to_call
+    all_in_to = state.round_bet[player] + state.stack_left(player)
+    after_call = state.pot + to_call
+    lowest = min(top + max(state.last_increment, tree.rules.big_blind), all_in_to)
+    made = {}  # amount -> the first size that makes it
+    for fraction in tree.bets.sizes(state.street, state.raises):
+      made.setdefault(min(max(top + int(round(fraction * after_call)), lowest), all_in_to), fraction)
+    for slot, action in enumerate(legal_actions(state, tree.bets)):
+      if action.kind != 'bet':
+        continue
+      realised[row, slot] = (action.amount - top) / after_call
+      if action.amount == all_in_to and (tree.bets.all_in or action.amount not in made):
+        all_in[row, slot] = True
+      else:
+        spec[row, slot] = made[action.amount]
+  return _Sizes(spec, realised, all_in)
+
+
+def _translate(x: np.ndarray, fractions: np.ndarray, noise: np.ndarray) -> np.ndarray:
+  """Pseudo-harmonic translation, vectorised: for each row, the slot [B] of `fractions` [B, A] (NaN
+  where no bet) that x [B] maps to, drawing with `noise` [B] between neighbours; -1 without bets."""
+  valid = ~np.isnan(fractions)
+  below = np.where(valid & (fractions <= x[:, None]), fractions, -np.inf)
+  above = np.where(valid & (fractions >= x[:, None]), fractions, np.inf)
+  low, high = below.max(1), above.min(1)
+  low_slot = np.where(np.isfinite(low), np.argmax(below == low[:, None], 1), -1)
+  high_slot = np.where(np.isfinite(high), np.argmax(above == high[:, None], 1), -1)
+  both = (low_slot >= 0) & (high_slot >= 0) & (high > low)
+  with np.errstate(divide='ignore', invalid='ignore'):
+    p = np.where(both, ((high - x) * (1 + low)) / ((high - low) * (1 + x)), 1.0)
+  pick_low = np.where(both, noise < p, low_slot >= 0)
+  return np.where(pick_low, low_slot, high_slot)
+
+
+def _street_buckets(street: int, buckets, hole: jax.Array, board: jax.Array) -> jax.Array:
+  """int32 [n, K] buckets on `street` of holes [n, K, 2] with the visible board [n, BOARD_SIZES[street]]."""
+  if isinstance(buckets, abstractions.Abstraction):
+    shown = jnp.broadcast_to(board[:, None, :], (*hole.shape[:2], board.shape[-1]))
+    return buckets.bucket(abstractions.STREETS[street], hole, shown)
+  # Another bucket function: the board padded with placeholder cards, which only later streets read.
+  filler = jnp.broadcast_to(
+    jnp.arange(5 - board.shape[-1], dtype=board.dtype), (*board.shape[:1], 5 - board.shape[-1])
+  )
+  full = jnp.concatenate([board, filler], -1)
+  return buckets.buckets_of(hole, jnp.broadcast_to(full[:, None, :], (*hole.shape[:2], 5)))[..., street]
+
+
+def _call_only(state: nlhe.HandState, width: int) -> nlhe.ActionSet:
+  """Check/call in slot 0, nothing else: [B, width]."""
+  batch = state.street.shape[0]
+  kind = np.zeros((batch, width), np.int8)
+  kind[:, 0] = nlhe.CALL
+  amount = np.zeros((batch, width), np.int64)
+  amount[:, 0] = nlhe.legal(state).call_to
+  valid = np.zeros((batch, width), bool)
+  valid[:, 0] = True
+  return nlhe.ActionSet(kind, amount, valid)
+
+
+def _where(mask: np.ndarray, a: nlhe.ActionSet, b: nlhe.ActionSet) -> nlhe.ActionSet:
+  return nlhe.ActionSet(*(np.where(mask[:, None], x, y) for x, y in zip(a, b, strict=True)))
+
+
+def _merged(actions: nlhe.ActionSet, probabilities: np.ndarray) -> tuple[nlhe.ActionSet, np.ndarray]:
+  """Real actions that coincide (kind and amount) become one slot, the first, with their probabilities
+  added; invalid slots get probability 0; each row renormalised (uniform over valid slots if empty)."""
+  kind, amount, valid = actions
+  same = (kind[:, :, None] == kind[:, None, :]) & (amount[:, :, None] == amount[:, None, :])
+  same &= valid[:, :, None] & valid[:, None, :]  # [B, A, A]
+  width = kind.shape[1]
+  first = np.argmax(same, axis=2)  # [B, A]: the first valid slot equal to each slot
+  owner = np.where(valid, first, np.arange(width))
+  probabilities = np.where(valid[:, None, :], probabilities, 0.0)
+  merged = np.zeros_like(probabilities)
+  rows = np.arange(kind.shape[0])[:, None, None]
+  candidates = np.arange(probabilities.shape[1])[None, :, None]
+  np.add.at(merged, (rows, candidates, owner[:, None, :]), probabilities)
+  valid = valid & (owner == np.arange(width))
+  total = merged.sum(-1, keepdims=True)
+  uniform = valid[:, None, :] / np.maximum(valid.sum(-1), 1)[:, None, None]
+  merged = np.where(total > 0, merged / np.where(total > 0, total, 1), uniform)
+  return nlhe.ActionSet(kind, amount, valid), merged
