@@ -6,7 +6,7 @@
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
     jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
-    jaxcfr lbr POLICY --hands N [--seed S] [--batch B] [--json PATH|-]
+    jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]
 
 The work is library code (`jaxcfr.train`, `jaxcfr.algorithms`); the hyper-parameter
 flags, their help and their validation come from the algorithm registry. Bad input
@@ -25,7 +25,7 @@ import time
 
 from jaxcfr import algorithms, outputs
 from jaxcfr.poker import cli as poker_cli
-from jaxcfr.poker import lbr_cli, match_cli
+from jaxcfr.poker import match_cli
 from jaxcfr.poker.blueprint import cli as blueprint_cli
 from jaxcfr.version import __version__
 
@@ -137,7 +137,6 @@ def build_parser() -> argparse.ArgumentParser:
   poker_cli.add_parser(commands, _add_output_options)
   blueprint_cli.add_parser(commands, _add_output_options)
   match_cli.add_parser(commands, _add_output_options)
-  lbr_cli.add_parser(commands, _add_output_options)  # temporary: to become `blueprint evaluate --lbr`
   try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
     from abstractions import cli as abstract_cli  # noqa: PLC0415
   except ImportError:
@@ -174,8 +173,6 @@ def main(argv: list[str] | None = None) -> int:
       return blueprint_cli.run(args)
     if args.command == 'match':
       return match_cli.run(args)
-    if args.command == 'lbr':
-      return lbr_cli.run(args)
     return _evaluate_command(args) if args.command == 'evaluate' else _solve(args)
   except (UsageError, outputs.OutputError) as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)

@@ -1,6 +1,7 @@
 """Local best response (`jaxcfr.poker.lbr`): exact results against always-fold, the range tracking and the
 equities against brute-force loops (pokerkit as the hand evaluator where a loop is short enough), LBR's
-choices against a direct evaluation of the paper's formulas, determinism, and `jaxcfr lbr` end to end."""
+choices against a direct evaluation of the paper's formulas, determinism, and
+`jaxcfr blueprint evaluate --lbr` end to end."""
 
 import json
 
@@ -380,7 +381,18 @@ def test_lbr_checks_or_calls_before_the_turn_without_looking():
 
 def test_lbr_command_end_to_end(tmp_path):
   code, out, err = run_cli(
-    'lbr', 'always-fold', '--hands', '40', '--seed', '3', '--batch', '16', '--json', '-'
+    'blueprint',
+    'evaluate',
+    '--lbr',
+    'always-fold',
+    '--hands',
+    '40',
+    '--seed',
+    '3',
+    '--batch',
+    '16',
+    '--json',
+    '-',
   )
   assert code == 0, err
   result = json.loads(out)  # nothing else on stdout
@@ -392,11 +404,36 @@ def test_lbr_command_end_to_end(tmp_path):
 
 def test_lbr_command_writes_json_and_replaces_only_its_own(tmp_path, capsys):
   path = tmp_path / 'lbr.json'
-  assert cli.main(['lbr', 'random', '--hands', '8', '--batch', '8', '--json', str(path), '--quiet']) == 0
+  assert (
+    cli.main(
+      [
+        'blueprint',
+        'evaluate',
+        '--lbr',
+        'random',
+        '--hands',
+        '8',
+        '--batch',
+        '8',
+        '--json',
+        str(path),
+        '--quiet',
+      ]
+    )
+    == 0
+  )
   assert 'JSON written' in capsys.readouterr().out
   assert json.loads(path.read_text())['hands'] == 8
-  assert cli.main(['lbr', 'random', '--hands', '8', '--json', str(path), '--quiet']) == 2  # exists
-  assert cli.main(['lbr', 'random', '--hands', '8', '--json', str(path), '--force', '--quiet']) == 0
+  assert (
+    cli.main(['blueprint', 'evaluate', '--lbr', 'random', '--hands', '8', '--json', str(path), '--quiet'])
+    == 2
+  )  # exists
+  assert (
+    cli.main(
+      ['blueprint', 'evaluate', '--lbr', 'random', '--hands', '8', '--json', str(path), '--force', '--quiet']
+    )
+    == 0
+  )
 
 
 @pytest.mark.parametrize(
@@ -416,7 +453,7 @@ def test_lbr_command_bad_input_is_one_line_and_exit_status_2(args, message, tmp_
   args = [str(foreign) if arg == 'FOREIGN' else arg for arg in args]
   message = message.replace('FOREIGN', str(foreign))
   try:
-    code = cli.main(['lbr', *args, '--quiet'])
+    code = cli.main(['blueprint', 'evaluate', '--lbr', *args, '--quiet'])
   except SystemExit as exit:  # argparse's own errors
     code = exit.code
   err = capsys.readouterr().err

@@ -11,6 +11,8 @@ ALGORITHM = 'dcfr'
 MAX_BYTES = 8 * 2**30  # refuse spots whose solve would need more memory than this (estimated)
 MATCH_HANDS = 10_000  # `jaxcfr match` hands
 MATCH_BATCH = 2048  # hands the match engine plays at once (a duplicate deal pair takes two)
-LBR_HANDS = 2_000  # `jaxcfr lbr` hands (local best response; every deal is played in both seats)
+LBR_HANDS = (
+  2_000  # `jaxcfr blueprint evaluate --lbr` hands (local best response; every deal is played in both seats)
+)
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
 BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY

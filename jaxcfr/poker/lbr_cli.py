@@ -1,11 +1,11 @@
-"""Local best response from the command line (a thin face over `poker.lbr.local_best_response`).
+"""Local best response from the command line (a thin face over `poker.lbr.local_best_response`),
+for `jaxcfr blueprint evaluate POLICY --lbr`:
 
-    jaxcfr lbr equity --hands 2000 --seed 0 --json result.json
-    jaxcfr lbr blueprint.npz --hands 20000 --json -
+    jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json -
+    jaxcfr blueprint evaluate equity --lbr --hands 2000 --seed 0 --json result.json
 
-(a temporary top-level command; it is meant to become `jaxcfr blueprint evaluate POLICY --lbr`, which
-calls `add_arguments` and `run` the same way). POLICY is a baseline name (`poker.baselines.REGISTRY`) or
-a policy file. Imports nothing heavy until it runs.
+POLICY is a blueprint file or a baseline name (`poker.baselines.REGISTRY`). Imports nothing heavy
+until it runs.
 """
 
 from __future__ import annotations
@@ -57,17 +57,6 @@ def add_arguments(parser, policy: bool = True) -> None:
     default=defaults.LBR_BATCH,
     help=f'hands played at once (default {defaults.LBR_BATCH}; memory grows with it)',
   )
-
-
-def add_parser(commands, add_output_options) -> None:
-  """The temporary `jaxcfr lbr` subcommand."""
-  parser = commands.add_parser(
-    'lbr',
-    help="local best response against a hold'em policy (mbb/hand with a 95%% CI)",
-    description=DESCRIPTION,
-  )
-  add_arguments(parser)
-  add_output_options(parser)
 
 
 def run(args) -> int:

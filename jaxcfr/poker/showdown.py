@@ -146,7 +146,9 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
     'rcij,rcjm->rcim', tables.card_sign.astype(reach.dtype), per_card, precision=jax.lax.Precision.HIGHEST
   )
   # (`jnp.take` along an axis: about twice as fast on XLA:CPU as indexing with an array.)
-  shared = jnp.take(shared.reshape(boards, 52 * width, m), tables.card_position.reshape(-1), axis=1, mode='clip')
+  shared = jnp.take(
+    shared.reshape(boards, 52 * width, m), tables.card_position.reshape(-1), axis=1, mode='clip'
+  )
   shared = shared.reshape(boards, hands, 2, m).sum(2)  # [R, H, M]
   return (weaker - stronger) - shared
 

@@ -1,8 +1,10 @@
-"""`jaxcfr blueprint train`: train a heads-up no-limit hold'em blueprint on abstraction tables.
+"""`jaxcfr blueprint train|evaluate`: train a heads-up no-limit hold'em blueprint on abstraction
+tables, and measure it.
 
     jaxcfr abstract --profile small --out tables/
     jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
       --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
+    jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json lbr.json
 
 External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`) through the library
 training loop: progress (iterations, traversals/s, memory), checkpoints and exact resume. Bad input
@@ -89,9 +91,27 @@ def add_parser(commands, add_output_options) -> None:
   out.add_argument('--out', required=True, metavar='PATH', help='the blueprint file to write (.npz)')
   add_output_options(out)
 
+  from jaxcfr.poker import lbr_cli  # noqa: PLC0415  (no JAX: its parser is plain argparse)
+
+  evaluate = actions.add_parser(
+    'evaluate',
+    help='measure a blueprint: local best response (mbb/hand with a 95%% CI)',
+    description=lbr_cli.DESCRIPTION.replace('%', '%%'),
+  )
+  evaluate.add_argument('policy', metavar='BLUEPRINT', help='a blueprint file (or a baseline name)')
+  evaluate.add_argument(
+    '--lbr', action='store_true', required=True, help="local best response, the paper's main setting"
+  )
+  lbr_cli.add_arguments(evaluate, policy=False)
+  add_output_options(evaluate.add_argument_group('outputs'))
+
 
 def run(args) -> int:
-  """Runs `jaxcfr blueprint train`; one line and exit status 2 on bad input."""
+  """Runs `jaxcfr blueprint train` or `evaluate`; one line and exit status 2 on bad input."""
+  if args.blueprint_command == 'evaluate':
+    from jaxcfr.poker import lbr_cli  # noqa: PLC0415
+
+    return lbr_cli.run(args)
   import jax  # noqa: PLC0415
   import jax.numpy as jnp  # noqa: PLC0415
 
