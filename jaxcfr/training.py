@@ -57,6 +57,7 @@ class Result(NamedTuple):
   values: list[float]  # each player's expected value under `policy`
   curve: list[dict]  # {iteration, seconds, exploitability}
   resumed_from: int | None  # the checkpoint's iteration, when resumed
+  checkpoint_seconds: tuple[float, ...] = ()  # wall seconds of each checkpoint this call saved
 
 
 def open_checkpoints(
@@ -180,10 +181,14 @@ def train(
   elif resume:
     say(f'no checkpoint in {checkpoint_dir} yet; starting from iteration 0')
 
+  save_seconds = []  # wall seconds of each checkpoint save (not counted as solving)
+
   def save(state, done, solve_seconds, curve):
+    started = time.perf_counter()
     checkpointer.save(
       done, state, identity, {'iteration': done, 'seconds': solve_seconds, 'curve': curve}, __version__
     )
+    save_seconds.append(time.perf_counter() - started)
 
   every = checkpoint_every
   if checkpointer is not None and every is None and checkpoint_seconds is None:
@@ -314,6 +319,7 @@ def train(
     values=[float(v) for v in values],
     curve=curve,
     resumed_from=resumed_from,
+    checkpoint_seconds=tuple(save_seconds),
   )
 
 

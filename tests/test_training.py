@@ -78,6 +78,8 @@ def test_checkpointed_training_resumes_bit_identically(tmp_path):
     game, solver, iterations=60, eval_every=20, checkpoint_dir=directory, resume=True, log=messages.append
   )
   assert first.iterations == 40 and resumed.resumed_from == 40
+  assert len(first.checkpoint_seconds) == 2 and resumed.checkpoint_seconds  # saved at 20 and 40; then some
+  assert all(s > 0 for s in first.checkpoint_seconds) and straight.checkpoint_seconds == ()
   assert any('resumed' in m for m in messages)
   np.testing.assert_array_equal(straight.policy, resumed.policy)
   assert [p['iteration'] for p in resumed.curve] == [20, 40, 60]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 
 from jaxcfr import algorithms, outputs
@@ -182,15 +183,19 @@ def run(args) -> int:
     'traversals_per_second': traversals / max(result.seconds, 1e-9),
     'jit_seconds': result.jit_seconds,
     'resumed_from': result.resumed_from,
+    'checkpoints_saved': len(result.checkpoint_seconds),
+    'checkpoint_seconds': statistics.median(result.checkpoint_seconds) if result.checkpoint_seconds else None,
     **training.memory_report(game, result.state),
     'devices': args.devices,
     'backend': jax.default_backend(),
     'hyperparameters': dict(solver.hyperparameters),
     'seed': args.seed,
   }
+  saves = result.checkpoint_seconds
+  saved = f'; {len(saves)} checkpoints, {statistics.median(saves):.2f} s each (median)' if saves else ''
   print(
     f'{result.iterations:,} iterations, {traversals:,} traversals in {result.seconds:.1f} s '
-    f'({report["traversals_per_second"]:,.0f} traversals/s; compilation {result.jit_seconds:.1f} s)',
+    f'({report["traversals_per_second"]:,.0f} traversals/s; compilation {result.jit_seconds:.1f} s{saved})',
     file=log,
   )
   try:
