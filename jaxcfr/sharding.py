@@ -36,7 +36,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxcfr.compiled import CompiledGame, Level, SequenceForm
+from jaxcfr.compiled import CompiledGame, SequenceForm
 from jaxcfr.games import base
 
 AXIS = 'shard'  # the mesh axis name
@@ -257,18 +257,8 @@ def _pad_sequence_form(game: CompiledGame, padded_sizes, padded_infosets: int, m
   terminal_history = (form.terminal_history - starts[depth] + padded_starts[depth]).astype(np.int32)
   num_terminals = _round_up(len(terminal_history), multiple)
   chance_pad = game.chance_table.shape[0] * game.chance_table.shape[1]
-  levels = tuple(
-    tuple(
-      Level(
-        infosets=level.infosets,
-        terminals=level.terminals,
-        opponents=edge(level.opponents),
-        children=level.children,
-      )
-      for level in player_levels
-    )
-    for player_levels in form.levels
-  )
+  # Levels keep their tables: the padding entry Z now reads a padded terminal, whose weight is 0.
+  levels = form.levels
   position = tuple(
     pad(p, padded_infosets, sum(len(level.infosets) for level in player_levels))
     for p, player_levels in zip(form.position, form.levels, strict=True)
