@@ -174,7 +174,7 @@ class SequenceForm:
   that order, which `position` inverts.
   """
 
-  ancestors: jax.Array  # [E + 1, K] int32: each edge, then its parent edges (E pads; row E is all E)
+  ancestors: jax.Array  # [I, K] int32: each infoset's parent edge, then that one's, ... (E pads)
   parent_edge: jax.Array  # [I] int32
   history_count: jax.Array  # [I] int32: histories in each infoset
   terminal_history: jax.Array  # [Z] int32: index of each terminal among all histories (depth by depth)

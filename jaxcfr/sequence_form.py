@@ -44,9 +44,11 @@ _OVERHEAD = 4096
 
 
 def realization(form: SequenceForm, policy: jax.Array) -> jax.Array:
-  """`[E + 1]` realization weight of every edge under `policy` (`[I, A]`); 1 at E."""
+  """`[E + 1]` realization weight of every edge under `policy` (`[I, A]`); 1 at E: an
+  infoset's policy times the product along its chain of parent edges."""
   flat = jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
-  return tree.gather(flat, form.ancestors).prod(-1)
+  above = tree.gather(flat, form.ancestors).prod(-1)  # [I]: the weight of each infoset's parent edge
+  return jnp.concatenate([(policy * above[:, None]).reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
 def player_regrets(game, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
@@ -212,14 +214,15 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       break
     level = updated
   depth = int(level.max(initial=0)) + 1
-  ancestors = [np.arange(edges + 1)]
+  # Each infoset's parent edge, then that edge's infoset's parent edge, ...: depth - 1 at most.
+  ancestors = [parent_edge][: depth - 1]
   edge_parent = np.concatenate([parent_edge, [edges]])  # by infoset; the last entry maps E to E
-  for _ in range(depth - 1):
+  for _ in range(depth - 2):
     previous = ancestors[-1]
     ancestors.append(
       np.where(previous < edges, edge_parent[np.minimum(previous // num_actions, num_infosets)], edges)
     )
-  ancestors = np.stack(ancestors, axis=1)
+  ancestors = np.stack(ancestors, axis=1) if ancestors else np.zeros((num_infosets, 0), np.int64)
 
   levels, positions = [], []
   padded, limit = 0, _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096

@@ -142,7 +142,7 @@ def _sharded_sizes(game: CompiledGame, count: int, split_levels: bool) -> set[in
   sizes = {*game.depth_sizes, game.num_infosets}
   form = game.sequence_form
   if form is not None:
-    sizes |= {form.ancestors.shape[0], form.terminal_history.shape[0]}
+    sizes.add(form.terminal_history.shape[0])
     if split_levels:  # levels cannot be padded (their order numbers the values the level above reads)
       sizes |= {level.infosets.shape[0] for player_levels in form.levels for level in player_levels}
   return {size for size in sizes if size % count == 0}
@@ -246,10 +246,6 @@ def _pad_sequence_form(game: CompiledGame, padded_sizes, padded_infosets: int, m
     block = np.full((size - array.shape[0], *array.shape[1:]), fill, array.dtype)
     return np.concatenate([array, block])
 
-  # Ancestors: rows for E' + 1 edges (the padded ones have no parents), then to a multiple.
-  ancestors = pad(edge(form.ancestors), padded_edges + 1, padded_edges)
-  ancestors[edges:padded_edges, 0] = np.arange(edges, padded_edges)
-  ancestors = pad(ancestors, _round_up(padded_edges + 1, multiple), padded_edges)
   # Terminals keep their history, renumbered over the padded depths; padded ones read the root.
   starts = np.concatenate([[0], np.cumsum(game.depth_sizes)])
   padded_starts = np.concatenate([[0], np.cumsum(padded_sizes)])
@@ -264,7 +260,7 @@ def _pad_sequence_form(game: CompiledGame, padded_sizes, padded_infosets: int, m
     for p, player_levels in zip(form.position, form.levels, strict=True)
   )
   return SequenceForm(
-    ancestors=ancestors,
+    ancestors=pad(edge(form.ancestors), padded_infosets, padded_edges),  # padded infosets: no parents
     parent_edge=pad(edge(form.parent_edge), padded_infosets, padded_edges),
     history_count=pad(form.history_count, padded_infosets, 0),
     terminal_history=pad(terminal_history, num_terminals, 0),
