@@ -260,6 +260,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   infoset_legal = [infosets.legal[i] for i in order]
   infoset_depth = infosets.depth[order]
   features = infosets.features(order)
+  del infosets  # its copies of the features, its key dictionary
   chance_width = max([len(p) for p in distributions] + [1])
   chance_table = np.zeros((len(distributions), chance_width))
   for distribution, c in distributions.items():
@@ -311,7 +312,8 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       sequence_form.build,
       row,
       player,
-      child,
+      parent,
+      widths,
       legal_actions,
       infoset_player.astype(np.int64),
       num_actions,

@@ -141,15 +141,14 @@ def _bottom_up(form, terminal: jax.Array, player: int, choose) -> list[tuple[jax
 # Host side: the structure, from the compiler's per-depth NumPy arrays.
 
 
-def build(row, player, child, legal_actions, infoset_player, num_actions, num_players, chance_shape):
-  """The `SequenceForm` of a compiled tree (per-depth `row`, `player`, `child`
-  as in `CompiledGame`, NumPy), or None when the game lacks perfect recall or
-  the padded tables would be too large."""
+def build(row, player, parent, widths, legal_actions, infoset_player, num_actions, num_players, chance_shape):
+  """The `SequenceForm` of a compiled tree (per-depth `row`, `player`, `parent`
+  and `widths` as in `CompiledGame`, NumPy), or None when the game lacks perfect
+  recall or the padded tables would be too large."""
   num_infosets = len(infoset_player)
   edges = num_infosets * num_actions  # E
   chance_pad = chance_shape[0] * chance_shape[1]
-  sizes = [len(r) for r in row]
-  starts = np.concatenate([[0], np.cumsum(sizes)])
+  starts = np.concatenate([[0], np.cumsum([len(r) for r in row])])
   sequence = np.full((1, num_players), edges, np.int32)  # [H_d, P]: last edge of each player
   # [H_d, K]: the chance-table entries on the path so far, packed to the left (chance_pad after them).
   chance_path = np.zeros((1, 0), np.int32)
@@ -167,35 +166,25 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       return None  # two histories of one infoset differ in their player's own past: imperfect recall
     history_count += np.bincount(infoset, minlength=num_infosets)
     terminal = np.nonzero(player_d == base.TERMINAL_PLAYER)[0]
-    terminal_history.append(starts[d] + terminal)
+    terminal_history.append((starts[d] + terminal).astype(np.int32))
     terminal_sequence.append(sequence[terminal])
     terminal_chance.append(chance_path[terminal])
     if d + 1 == len(row):
       break
-    parent, slot = np.nonzero(child[d] < sizes[d + 1])
-    below = child[d][parent, slot]
-    sequence_next = np.empty((sizes[d + 1], num_players), np.int32)
-    sequence_next[below] = sequence[parent]
-    acts = player_d[parent] >= 0
-    infoset = row_d[parent[acts]]
-    sequence_next[below[acts], player_d[parent[acts]]] = (
-      infoset * num_actions + legal_actions[infoset, slot[acts]]
-    )
-    path, count = chance_path[parent], chance_count[parent]
-    chance = np.nonzero(player_d[parent] == base.CHANCE_PLAYER)[0]
+    up, slot = np.divmod(parent[d + 1], np.int32(widths[d]))  # [H_{d+1}]: parent index and slot
+    sequence = sequence[up]
+    acts = np.nonzero(player_d[up] >= 0)[0]
+    infoset = row_d[up[acts]]
+    sequence[acts, player_d[up[acts]]] = infoset * num_actions + legal_actions[infoset, slot[acts]]
+    chance_path, chance_count = chance_path[up], chance_count[up]
+    chance = np.nonzero(player_d[up] == base.CHANCE_PLAYER)[0]
     if len(chance):
-      if count[chance].max() == path.shape[1]:
-        path = np.pad(path, ((0, 0), (0, 1)), constant_values=chance_pad)
-      path[chance, count[chance]] = (row_d[parent[chance]] - num_infosets - 1) * chance_shape[1] + slot[
-        chance
-      ]
-      count[chance] += 1
-    chance_path = np.empty((sizes[d + 1], path.shape[1]), np.int32)
-    chance_path[below] = path
-    chance_count = np.empty(sizes[d + 1], np.int32)
-    chance_count[below] = count
-    sequence = sequence_next
-  del sequence, chance_path, chance_count, path, count
+      if chance_count[chance].max() == chance_path.shape[1]:
+        chance_path = np.pad(chance_path, ((0, 0), (0, 1)), constant_values=chance_pad)
+      distribution = row_d[up[chance]] - num_infosets - 1
+      chance_path[chance, chance_count[chance]] = distribution * chance_shape[1] + slot[chance]
+      chance_count[chance] += 1
+  del sequence, chance_path, chance_count
   if np.any(parent_edge < 0):
     return None
   terminal_sequence = np.concatenate(terminal_sequence)
@@ -233,19 +222,27 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
     flat_order = np.concatenate(order) if order else np.zeros(0, np.int64)
     position = np.full(num_infosets, len(flat_order), np.int64)
     position[flat_order] = np.arange(len(flat_order))
-    # Terminals by their last p-edge, and p's infosets by their parent edge.
+    # Terminals by their last p-edge, numbered in p's order (level, row, action): each level's are
+    # one run of `cell`, sorted (stably: by terminal within an edge).
     own_edge = terminal_sequence[:, p]
-    terminals = np.nonzero(own_edge < edges)[0]
-    own_edge = own_edge[terminals]
+    terminals = np.nonzero(own_edge < edges)[0].astype(np.int32)
+    cell = position[own_edge[terminals] // num_actions] * num_actions + own_edge[terminals] % num_actions
+    order_by_cell = np.argsort(cell, kind='stable')
+    cell, terminals = cell[order_by_cell], terminals[order_by_cell]
+    del order_by_cell
+    # And p's infosets by their parent edge.
     children = np.nonzero(mine & (parent_edge < edges))[0]
-    player_levels = []
+    player_levels, first = [], 0  # `first`: the level's first row in p's order
     for infosets in order:
       row_of = np.full(num_infosets, -1, np.int64)
       row_of[infosets] = np.arange(len(infosets))
-      tables, cells = _bucketed(own_edge, terminals, row_of, num_actions, len(infosets), num_terminals)
+      num_cells = len(infosets) * num_actions
+      run = slice(*np.searchsorted(cell, [first * num_actions, first * num_actions + num_cells]))
+      tables, cells = _bucketed(cell[run] - first * num_actions, terminals[run], num_cells, num_terminals)
       child_table = _grouped(
         parent_edge[children], 1 + position[children], row_of, num_actions, len(infosets)
       )
+      first += len(infosets)
       padded += sum(table.size for table in tables) + child_table.size
       if padded > limit:
         return None
@@ -277,18 +274,12 @@ def _int32(array) -> jax.Array:
   return jax.device_put(memory.aligned(array, np.int32, copy=False))
 
 
-def _cells(edge, row_of, num_actions):
-  """The cells (`row * A + action`) of the `edge`s whose infoset has a row (`row_of >= 0`), and
-  which edges those are."""
-  infoset, action = edge // num_actions, edge % num_actions
-  keep = np.nonzero(row_of[infoset] >= 0)[0]
-  return row_of[infoset[keep]] * num_actions + action[keep], keep
-
-
 def _grouped(edge, item, row_of, num_actions, num_rows):
   """`[num_rows, A, M]` table of the `item`s grouped by their edge (`infoset * A + action`, kept
   where `row_of[infoset] >= 0`) in order, 0 elsewhere."""
-  cell, keep = _cells(edge, row_of, num_actions)
+  infoset, action = edge // num_actions, edge % num_actions
+  keep = np.nonzero(row_of[infoset] >= 0)[0]
+  cell = row_of[infoset[keep]] * num_actions + action[keep]
   counts = np.bincount(cell, minlength=num_rows * num_actions)
   order = np.argsort(cell, kind='stable')
   rank = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -297,21 +288,16 @@ def _grouped(edge, item, row_of, num_actions, num_rows):
   return table.reshape(num_rows, num_actions, -1)
 
 
-def _bucketed(edge, item, row_of, num_actions, num_rows, padding):
-  """The `item`s (terminals) grouped by their edge as in `_grouped`, in buckets of edges with
-  similar counts so that padding stays small: per bucket k a `[n_k, w_k]` table (`padding`
-  fills), and `[num_rows * A]` cells: where each edge's row is in the buckets' rows one after
-  the other (their total, which reads a 0, for an edge in none). One table of every edge in
-  order and None for the cells when that costs about as much (small levels)."""
-  cell, keep = _cells(edge, row_of, num_actions)
-  item = item[keep]
-  num_cells = num_rows * num_actions
-  counts = np.bincount(cell, minlength=num_cells)
+def _bucketed(cell, item, num_cells, padding):
+  """The `item`s (terminals) grouped by their `cell` (an edge: `row * A + action`; sorted), in
+  buckets of edges with similar counts so that padding stays small: per bucket k a `[n_k, w_k]`
+  table (`padding` fills), and `[num_cells]` cells: where each edge's row is in the buckets' rows
+  one after the other (their total, which reads a 0, for an edge in none). One table of every
+  edge in order and None for the cells when that costs about as much (small levels)."""
   if not len(cell):
     return [], None
-  order = np.argsort(cell, kind='stable')
-  cell, item = cell[order], item[order]
-  rank = np.arange(len(cell)) - np.repeat(np.cumsum(counts) - counts, counts)
+  counts = np.bincount(cell, minlength=num_cells)
+  rank = np.arange(len(cell)) - np.repeat(np.cumsum(counts) - counts, counts)  # within its edge
   widths = _widths(counts)
   if widths is None:
     table = np.full((num_cells, int(counts.max())), padding, np.int32)
@@ -319,7 +305,7 @@ def _bucketed(edge, item, row_of, num_actions, num_rows, padding):
     return [table], None
   bucket = np.searchsorted(widths, counts)  # [cells]: the narrowest bucket wide enough
   bucket[counts == 0] = len(widths)
-  cells = np.full(num_cells, len(cell), np.int64)
+  cells = np.empty(num_cells, np.int64)
   tables, offset = [], 0
   row = np.empty(num_cells, np.int64)  # a cell's row in its bucket's table
   for k, width in enumerate(widths):
