@@ -99,7 +99,8 @@ def main() -> None:
     report = first['report']
     print(
       f'first run: game_cache {report["game_cache"]}, compile {report["compile_seconds"]:.2f} s, '
-      f'wall {first["end"] - first["launch"]:.1f} s'
+      f'whole command {first["end"] - first["launch"]:.1f} s; game {report["game_bytes"] / 1e6:.1f} MB '
+      f'({report["bytes_per_history"]:.1f} B/history)'
     )
   results = [run_once(args.game, args.iterations, cache_dir, args.extra) for _ in range(args.runs)]
   statuses = {r['report']['game_cache'] for r in results}
@@ -119,6 +120,7 @@ def main() -> None:
     f'excluding JIT: {statistics.median(excluding):.2f} s ({", ".join(f"{t:.2f}" for t in excluding)}); '
     f'loaded in {statistics.median(r["report"]["compile_seconds"] for r in results):.2f} s; '
     f'evaluation {statistics.median(r["report"]["evaluation_seconds"] for r in results):.2f} s; '
+    f'whole command {statistics.median(r["end"] - r["launch"] for r in results):.2f} s; '
     f'load {os.getloadavg()}'
   )
 

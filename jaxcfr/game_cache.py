@@ -1,7 +1,7 @@
 """A disk cache of compiled games, so that a second run of the same game skips compilation.
 
-Compiling walks every history of a game in Python (about 50,000 a second for
-OpenSpiel games: 30 s or more for a few million histories). `load_or_compile`
+Compiling walks every history of a game in Python (about 300,000 a second for
+OpenSpiel games on one core here: seconds for a few million histories). `load_or_compile`
 keeps what it compiled in one compressed `.npz` per (game, dtype) and loads it
 on the next run instead:
 
