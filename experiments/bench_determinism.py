@@ -7,6 +7,10 @@ side in one run.
 
     python experiments/bench_determinism.py
     python experiments/bench_determinism.py --games leduc --batch-size 4096 --seconds 5
+    python experiments/bench_determinism.py --games kuhn --algorithms deep-cfr,sd-cfr --seconds 5
+
+Deep CFR's batch is its traversals per player per iteration (`--batch-size`); its iterations
+also train the advantage networks, whose minibatch gradients sum repeated rows the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ def scatter_add(values, rows, num_segments):
 def iterations_per_second(game, algorithm, batch_size, seconds, accumulate) -> float:
   tree.segment_sum = accumulate
   try:
-    solver = jaxcfr.make_solver(algorithm, batch_size=batch_size)
+    sized = {'batch_size': batch_size} if 'mccfr' in algorithm else {'traversals': batch_size}  # Deep CFR
+    solver = jaxcfr.make_solver(algorithm, **sized)
     run = jax.jit(jaxcfr.run, static_argnums=(0, 3))
     state = solver.init(game, jax.random.key(0))
     state = jax.block_until_ready(run(solver, state, game, 10))  # compile
@@ -51,7 +56,7 @@ def main(argv=None) -> None:
   parser.add_argument('--seconds', type=float, default=2.0, help='length of each timed run')
   parser.add_argument('--repeats', type=int, default=2, help='alternating measurements; the best is kept')
   args = parser.parse_args(argv)
-  print(f'backend {jax.default_backend()}, batch size {args.batch_size} traversals per player per iteration')
+  print(f'backend {jax.default_backend()}, {args.batch_size} traversals per player per iteration')
   print(f'{"game":<8}{"algorithm":<10}{"scatter-add it/s":>18}{"sorted it/s":>14}{"ratio":>8}')
   for name in args.games.split(','):
     game = jaxcfr.compile_game(name)

@@ -150,12 +150,19 @@ jax.tree_util.register_dataclass(CompiledGame, data_fields=list(_DATA_FIELDS), m
 
 @dataclasses.dataclass(frozen=True)
 class Level:
-  """The infosets of one player at one own-decision level (N of them), in a `SequenceForm`."""
+  """The infosets of one player at one own-decision level (N of them), in a `SequenceForm`.
+
+  An edge's terminals (those whose last edge of this player is (I, a)) are a row of one of the
+  `terminals` tables, which group edges of similar counts so that little is padded; `cells`
+  says which row holds each edge's sum once the tables' sums are put one after the other.
+  """
 
   infosets: jax.Array  # [N] int32
-  terminals: jax.Array  # [N, A, M] int32: terminals whose last edge of this player is (I, a); Z pads
-  opponents: jax.Array  # [N, A, M, P - 1] int32: the other players' last edges there; E pads
   children: jax.Array  # [N, A, C] int32: 1 + value position of the infosets (I, a) leads to; 0 pads
+  terminals: tuple[jax.Array, ...]  # per bucket k [n_k, w_k] int32: an edge's terminals; Z pads
+  # [N * A] int32: row of edge (I, a) (flat: row * A + a) among the buckets' rows in order; their
+  # total (reading 0) for an edge without terminals. None: one table whose rows are the N * A edges.
+  cells: jax.Array | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,12 +174,13 @@ class SequenceForm:
   that order, which `position` inverts.
   """
 
-  ancestors: jax.Array  # [E + 1, K] int32: each edge, then its parent edges (E pads; row E is all E)
+  ancestors: jax.Array  # [I, K] int32: each infoset's parent edge, then that one's, ... (E pads)
   parent_edge: jax.Array  # [I] int32
   history_count: jax.Array  # [I] int32: histories in each infoset
   terminal_history: jax.Array  # [Z] int32: index of each terminal among all histories (depth by depth)
   terminal_edges: jax.Array  # [Z, P] int32: each player's last edge before each terminal (E: none)
-  terminal_chance: jax.Array  # [Z, K_c] int32: chance-table entries (flat) along its path; C * W_c pads
+  # [Z, K_c] int32: the chance-table entries (flat) along its path, then C * W_c pads
+  terminal_chance: jax.Array
   levels: tuple[tuple[Level, ...], ...]  # per player, deepest level first
   position: tuple[jax.Array, ...]  # per player [I] int32: row in its levels' order; N_p for other players
 

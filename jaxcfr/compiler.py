@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import sequence_form, walker
+from jaxcfr import memory, sequence_form, walker
 from jaxcfr.compiled import CompiledGame, GameInfo
 from jaxcfr.games import base, load_game
 
@@ -215,14 +215,14 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   frontier = len(top.parent) - 1 if below else len(top.parent)  # depths below come from the other walks
 
   # Per depth: actor, provisional row, parent, slot and utility, concatenated over the walks.
-  player, provisional, parents, slots, utility = [], [], [], [], []
+  player, provisional, parents, slots, utility, pieces = [], [], [], [], [], []
   for d in range(frontier + max([len(w.parent) for w in below] + [0])):
     if d < frontier:
       parts = [(top, infoset_maps[0], distribution_maps[0], d)]
     else:
       parts = [(w, infoset_maps[i + 1], distribution_maps[i + 1], d - frontier) for i, w in enumerate(below)]
       parts = [part for part in parts if part[3] < len(part[0].parent)]
-    player_d = np.concatenate([w.player[level] for w, _, _, level in parts]).astype(np.int32)
+    player_d = memory.aligned(np.concatenate([w.player[level] for w, _, _, level in parts]), np.int32)
     row_d = np.concatenate([_rows(w.player[level], w.row[level], i, c, -1, 0) for w, i, c, level in parts])
     if d <= frontier:
       parent_d, slot_d = top.parent[d], top.slot[d]
@@ -235,7 +235,8 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       parent_d = np.concatenate([w.parent[level] + offset for w, offset in pieces])
       slot_d = np.concatenate([w.slot[level] for w, _ in pieces])
     terminal = player_d == base.TERMINAL_PLAYER
-    utility_d = np.zeros((len(player_d), num_players), dtype)
+    utility_d = memory.empty_aligned((len(player_d), num_players), dtype)
+    utility_d.fill(0)
     utility_d[terminal] = np.concatenate([w.utility[level] for w, _, _, level in parts])
     player.append(player_d)
     provisional.append(row_d)
@@ -243,7 +244,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
     slots.append(slot_d)
     utility.append(utility_d)
   walks.clear()  # the walks' arrays are copied out; free them (the caller's list is this one)
-  del top, below, parts, w
+  del top, below, parts, pieces, w
 
   # Ids in breadth-first order of first appearance (so infosets come out numbered depth by depth).
   infoset_ids = _first_appearance(
@@ -259,6 +260,7 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   infoset_legal = [infosets.legal[i] for i in order]
   infoset_depth = infosets.depth[order]
   features = infosets.features(order)
+  del infosets  # its copies of the features, its key dictionary
   chance_width = max([len(p) for p in distributions] + [1])
   chance_table = np.zeros((len(distributions), chance_width))
   for distribution, c in distributions.items():
@@ -269,11 +271,12 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   row, child, parent = [], [], []
   for d, (player_d, row_d) in enumerate(zip(player, provisional, strict=True)):
     row_d = _rows(player_d, row_d, infoset_ids, distribution_ids, num_infosets, num_infosets + 1)
-    child_d = np.full((sizes[d], widths[d]), sizes[d + 1] if d + 1 < len(sizes) else 0, np.int32)
+    child_d = memory.empty_aligned((sizes[d], widths[d]), np.int32)
+    child_d.fill(sizes[d + 1] if d + 1 < len(sizes) else 0)
     if d + 1 < len(sizes):
       child_d[parents[d + 1], slots[d + 1]] = np.arange(sizes[d + 1], dtype=np.int32)
-    parent_d = (
-      np.zeros(sizes[d], np.int32) if d == 0 else (parents[d] * widths[d - 1] + slots[d]).astype(np.int32)
+    parent_d = memory.aligned(
+      np.zeros(sizes[d]) if d == 0 else parents[d] * widths[d - 1] + slots[d], np.int32
     )
     row.append(row_d)
     child.append(child_d)
@@ -309,7 +312,8 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       sequence_form.build,
       row,
       player,
-      child,
+      parent,
+      widths,
       legal_actions,
       infoset_player.astype(np.int64),
       num_actions,
@@ -347,18 +351,19 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
 
 class _Numbering:
   """Provisional global ids of the information states the walks met, with what each walk says of
-  them (checked to agree) and, per infoset, the walk and local id its features come from."""
+  them (checked to agree) and, per infoset, the walk and row its features come from (each walk's
+  rows that may be used are copied: the walks' own arrays can go)."""
 
   def __init__(self):
     self.ids: dict = {}
     self.keys, self._player, self.legal, self._depth, self._source = [], [], [], [], []
     self.depth_consistent = True
-    self._walks = []
+    self._features = []  # per walk: [N_w, F] rows of the infosets it was the source of when added
 
   def add(self, w: walker.Walk, index: int, name: str) -> np.ndarray:
     """The `[N]` provisional ids of `w`'s local infosets."""
-    self._walks.append(w.features)
     ids = np.empty(len(w.keys), np.int64)
+    sources = []  # local ids of the infosets whose features come from `w` (for now)
     for j, key in enumerate(w.keys):
       i = self.ids.get(key)
       if i is None:
@@ -367,7 +372,8 @@ class _Numbering:
         self._player.append(int(w.infoset_player[j]))
         self.legal.append(w.infoset_legal[j])
         self._depth.append(int(w.infoset_depth[j]))
-        self._source.append((index, j))
+        self._source.append((index, len(sources)))
+        sources.append(j)
       else:
         if self._player[i] != w.infoset_player[j] or self.legal[i] != w.infoset_legal[j]:
           raise base.GameError(
@@ -377,8 +383,10 @@ class _Numbering:
           self.depth_consistent = False
           if w.infoset_depth[j] < self._depth[i]:  # the breadth-first first history is the shallowest
             self._depth[i] = int(w.infoset_depth[j])
-            self._source[i] = (index, j)
+            self._source[i] = (index, len(sources))
+            sources.append(j)
       ids[j] = i
+    self._features.append(w.features[np.asarray(sources, np.int64)])
     return ids
 
   @property
@@ -391,19 +399,20 @@ class _Numbering:
 
   def features(self, order: np.ndarray) -> np.ndarray:
     """`[I, F]` float32 features of the infosets `order` lists."""
-    width = self._walks[0].shape[1]
+    width = self._features[0].shape[1]
     features = np.zeros((len(order), width), np.float32)
     if width:
       for row, i in enumerate(order):
         walk_index, j = self._source[i]
-        features[row] = self._walks[walk_index][j]
+        features[row] = self._features[walk_index][j]
     return features
 
 
 def _rows(player, row, infoset_ids, distribution_ids, terminal: int, chance: int) -> np.ndarray:
   """`[H]` int32 rows: `infoset_ids[row]` at decisions, `chance + distribution_ids[row]` at chance
   histories, `terminal` at terminals."""
-  rows = np.full(len(player), terminal, np.int32)
+  rows = memory.empty_aligned(len(player), np.int32)
+  rows.fill(terminal)
   decision = player >= 0
   rows[decision] = infoset_ids[row[decision]]
   at_chance = player == base.CHANCE_PLAYER
@@ -427,31 +436,35 @@ def _first_appearance(rows: list[np.ndarray], count: int) -> np.ndarray:
 
 def _device(array, dtype) -> jax.Array:
   """A NumPy array on the default device, converted on the host (`jnp.asarray` would
-  compile a conversion program for every new shape, a few ms each)."""
-  return jax.device_put(np.asarray(array, dtype))
+  compile a conversion program for every new shape, a few ms each). An aligned array of that
+  dtype is handed over as it is: on a CPU it becomes the device array's memory."""
+  return jax.device_put(memory.aligned(array, dtype, copy=False))
 
 
 def _sampled_widths(player, parents, sizes, num_players: int) -> tuple[tuple[int, ...], ...]:
   """Per traverser p, per depth t, an upper bound on the depth-t histories one
   external-sampling traversal for p visits: counting up from depth t, a
   traverser's history adds its children's counts, any other history takes the
-  largest. All traversers at once; a history's children are consecutive in the
-  depth below (`parents[d + 1]`, parent indices, is sorted), so the sums and
-  maxima are segment reductions."""
+  largest. A history's children are consecutive in the depth below (`parents[d + 1]`,
+  parent indices, is sorted), so the sums and maxima are segment reductions; one
+  traverser at a time, which keeps the scratch to `[H_d, D - d]` counts."""
   depths = len(sizes)
-  count = np.ones((sizes[-1], num_players, 1), np.int32)  # [H_d, P, D - d]
-  for d in reversed(range(depths - 1)):
-    children = np.bincount(parents[d + 1], minlength=sizes[d])
-    inner = children > 0
-    starts = (np.cumsum(children) - children)[inner]
-    mine = (player[d][inner, None] == np.arange(num_players))[:, :, None]  # [H_d', P, 1]
-    above = np.zeros((sizes[d], num_players, depths - d), np.int32)
-    above[:, :, 0] = 1
-    above[inner, :, 1:] = np.where(
-      mine, np.add.reduceat(count, starts, axis=0), np.maximum.reduceat(count, starts, axis=0)
-    )
-    count = above
-  return tuple(tuple(int(max(c, 1)) for c in count[0, p]) for p in range(num_players))
+  widths = []
+  for p in range(num_players):
+    count = np.ones((sizes[-1], 1), np.int32)  # [H_d, D - d]: column k counts depth d + k
+    for d in reversed(range(depths - 1)):
+      children = np.bincount(parents[d + 1], minlength=sizes[d])
+      inner = np.nonzero(children)[0]
+      starts = (np.cumsum(children) - children)[inner]
+      above = np.zeros((sizes[d], depths - d), np.int32)
+      above[:, 0] = 1
+      total = np.add.reduceat(count, starts, axis=0)
+      others = np.nonzero(player[d][inner] != p)[0]
+      total[others] = np.maximum.reduceat(count, starts, axis=0)[others]
+      above[inner, 1:] = total
+      count = above
+    widths.append(tuple(int(max(c, 1)) for c in count[0]))
+  return tuple(widths)
 
 
 def timed_compile(game, **kwargs) -> tuple[CompiledGame, float]:

@@ -31,28 +31,33 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import tree
+from jaxcfr import memory, tree
 from jaxcfr.compiled import Level, SequenceForm
 from jaxcfr.games import base
 
 # Padded tables may hold at most this multiple of their entries (plus a constant);
 # beyond, the game keeps to the passes over histories.
 _MAX_PADDING = 32
+# The cost of one more gather in a pass, in gathered entries: what splitting a level's terminals
+# into buckets of similar width must save in padding (a few microseconds of a CPU's time).
+_OVERHEAD = 4096
 
 
 def realization(form: SequenceForm, policy: jax.Array) -> jax.Array:
-  """`[E + 1]` realization weight of every edge under `policy` (`[I, A]`); 1 at E."""
+  """`[E + 1]` realization weight of every edge under `policy` (`[I, A]`); 1 at E: an
+  infoset's policy times the product along its chain of parent edges."""
   flat = jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
-  return tree.gather(flat, form.ancestors).prod(-1)
+  above = tree.gather(flat, form.ancestors).prod(-1)  # [I]: the weight of each infoset's parent edge
+  return jnp.concatenate([(policy * above[:, None]).reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
 def player_regrets(game, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
   """`solvers.player_regrets` for a game with a `sequence_form`."""
   form = game.sequence_form
   x = realization(form, policy)
-  weight = _chance(game) * _utility(game, player)
+  terminal = _terminal_values(form, x, _chance(game) * _utility(game, player), player)
   levels = _bottom_up(
-    form, x, weight, player, lambda level, q: (tree.gather(policy, level.infosets) * q).sum(-1)
+    form, terminal, player, lambda level, q: (tree.gather(policy, level.infosets) * q).sum(-1)
   )
   blocks = [q - v[:, None] for q, v in levels] + [jnp.zeros((1, policy.shape[1]), policy.dtype)]
   regret = jnp.where(game.legal_mask, tree.gather(jnp.concatenate(blocks), form.position[player]), 0)
@@ -72,13 +77,12 @@ def best_response_value(game, policy: jax.Array, player: int) -> jax.Array:
     return jnp.where(tree.gather(game.legal_mask, level.infosets), q, -jnp.inf).max(-1)
 
   x = realization(form, policy)
-  weight = _chance(game) * _utility(game, player)
-  levels = _bottom_up(form, x, weight, player, best)
+  terminal = _terminal_values(form, x, _chance(game) * _utility(game, player), player)
+  levels = _bottom_up(form, terminal, player, best)
   first = levels[-1][1].sum() if levels else 0  # the last level is the first decision of `player`
   # Plus the terminals `player` reaches without acting.
-  others = jnp.delete(tree.gather(x, form.terminal_edges), player, axis=1).prod(-1)
   never_acts = form.terminal_edges[:, player] == game.legal_mask.size  # E: the empty sequence
-  return first + jnp.where(never_acts, weight * others, 0).sum()
+  return first + jnp.where(never_acts, terminal[:-1], 0).sum()
 
 
 def expected_values(game, policy: jax.Array) -> jax.Array:
@@ -100,22 +104,34 @@ def _utility(game, player: int) -> jax.Array:
   return tree.gather(jnp.concatenate(game.utility)[:, player], game.sequence_form.terminal_history)
 
 
-def _bottom_up(
-  form, x: jax.Array, weight: jax.Array, player: int, choose
-) -> list[tuple[jax.Array, jax.Array]]:
+def _terminal_values(form, x: jax.Array, weight: jax.Array, player: int) -> jax.Array:
+  """`[Z + 1]` each terminal's `weight` (chance reach times `player`'s utility) times the
+  other players' realization weights there, then a 0 that padding reads."""
+  edges = form.terminal_edges
+  value = weight
+  for other in range(edges.shape[1]):
+    if other != player:
+      value = value * tree.gather(x, edges[:, other])
+  # Computed once for all levels: XLA's CPU backend runs gathers fused into a reduction slowly.
+  return jax.lax.optimization_barrier(jnp.concatenate([value, jnp.zeros((1,), x.dtype)]))
+
+
+def _bottom_up(form, terminal: jax.Array, player: int, choose) -> list[tuple[jax.Array, jax.Array]]:
   """Per level of `player`, deepest first: counterfactual values `q` (`[N, A]`)
-  of its edges given realization weights `x` and terminal weights `weight`
-  (`[Z]`: chance reach times `player`'s utility), and `choose(level, q)`
-  (`[N]`), the infosets' values that the level above reads."""
-  weight = jnp.concatenate([weight, jnp.zeros((1,), x.dtype)])  # [Z + 1]: Z pads
-  values = jnp.zeros((1,), x.dtype)  # position 0 reads zero
+  of its edges given the terminals' values (`[Z + 1]`, `_terminal_values`), and
+  `choose(level, q)` (`[N]`), the infosets' values that the level above reads."""
+  values = jnp.zeros((1,), terminal.dtype)  # position 0 reads zero
   levels = []
   for level in form.levels[player]:
-    # Gathered apart: XLA's CPU backend runs two gathers fused into one reduction several times slower.
-    weights, reach = jax.lax.optimization_barrier(
-      (tree.gather(weight, level.terminals), tree.gather(x, level.opponents).prod(-1))
-    )  # [N, A, M] each
-    q = (weights * reach).sum(-1) + tree.gather(values, level.children).sum(-1)  # [N, A]
+    shape = level.children.shape[:2]  # [N, A]
+    sums = [tree.gather(terminal, table).sum(-1) for table in level.terminals]  # [n_k] per bucket
+    if not sums:
+      own = jnp.zeros(shape, terminal.dtype)
+    elif level.cells is None:  # one table, one row per edge in order
+      own = sums[0].reshape(shape)
+    else:
+      own = tree.gather(jnp.concatenate([*sums, jnp.zeros((1,), terminal.dtype)]), level.cells).reshape(shape)
+    q = own + tree.gather(values, level.children).sum(-1)  # [N, A]
     v = choose(level, q)
     levels.append((q, v))
     values = jnp.concatenate([values, v])
@@ -125,17 +141,18 @@ def _bottom_up(
 # Host side: the structure, from the compiler's per-depth NumPy arrays.
 
 
-def build(row, player, child, legal_actions, infoset_player, num_actions, num_players, chance_shape):
-  """The `SequenceForm` of a compiled tree (per-depth `row`, `player`, `child`
-  as in `CompiledGame`, NumPy), or None when the game lacks perfect recall or
-  the padded tables would be too large."""
+def build(row, player, parent, widths, legal_actions, infoset_player, num_actions, num_players, chance_shape):
+  """The `SequenceForm` of a compiled tree (per-depth `row`, `player`, `parent`
+  and `widths` as in `CompiledGame`, NumPy), or None when the game lacks perfect
+  recall or the padded tables would be too large."""
   num_infosets = len(infoset_player)
   edges = num_infosets * num_actions  # E
   chance_pad = chance_shape[0] * chance_shape[1]
-  sizes = [len(r) for r in row]
-  starts = np.concatenate([[0], np.cumsum(sizes)])
+  starts = np.concatenate([[0], np.cumsum([len(r) for r in row])])
   sequence = np.full((1, num_players), edges, np.int32)  # [H_d, P]: last edge of each player
-  chance_path = np.zeros((1, 0), np.int32)  # [H_d, k]: chance-table entries so far
+  # [H_d, K]: the chance-table entries on the path so far, packed to the left (chance_pad after them).
+  chance_path = np.zeros((1, 0), np.int32)
+  chance_count = np.zeros(1, np.int32)  # [H_d]: how many
   parent_edge = np.full(num_infosets, -1, np.int64)
   history_count = np.zeros(num_infosets, np.int64)
   terminal_history, terminal_sequence, terminal_chance = [], [], []
@@ -149,29 +166,25 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       return None  # two histories of one infoset differ in their player's own past: imperfect recall
     history_count += np.bincount(infoset, minlength=num_infosets)
     terminal = np.nonzero(player_d == base.TERMINAL_PLAYER)[0]
-    terminal_history.append(starts[d] + terminal)
+    terminal_history.append((starts[d] + terminal).astype(np.int32))
     terminal_sequence.append(sequence[terminal])
     terminal_chance.append(chance_path[terminal])
     if d + 1 == len(row):
       break
-    parent, slot = np.nonzero(child[d] < sizes[d + 1])
-    below = child[d][parent, slot]
-    sequence_next = np.empty((sizes[d + 1], num_players), np.int32)
-    sequence_next[below] = sequence[parent]
-    acts = player_d[parent] >= 0
-    infoset = row_d[parent[acts]]
-    sequence_next[below[acts], player_d[parent[acts]]] = (
-      infoset * num_actions + legal_actions[infoset, slot[acts]]
-    )
-    path = chance_path[parent]
-    chance = player_d[parent] == base.CHANCE_PLAYER
-    if chance.any():
-      entry = np.full(len(parent), chance_pad, np.int32)
-      entry[chance] = (row_d[parent[chance]] - num_infosets - 1) * chance_shape[1] + slot[chance]
-      path = np.concatenate([path, entry[:, None]], axis=1)
-    chance_path = np.empty((sizes[d + 1], path.shape[1]), np.int32)
-    chance_path[below] = path
-    sequence = sequence_next
+    up, slot = np.divmod(parent[d + 1], np.int32(widths[d]))  # [H_{d+1}]: parent index and slot
+    sequence = sequence[up]
+    acts = np.nonzero(player_d[up] >= 0)[0]
+    infoset = row_d[up[acts]]
+    sequence[acts, player_d[up[acts]]] = infoset * num_actions + legal_actions[infoset, slot[acts]]
+    chance_path, chance_count = chance_path[up], chance_count[up]
+    chance = np.nonzero(player_d[up] == base.CHANCE_PLAYER)[0]
+    if len(chance):
+      if chance_count[chance].max() == chance_path.shape[1]:
+        chance_path = np.pad(chance_path, ((0, 0), (0, 1)), constant_values=chance_pad)
+      distribution = row_d[up[chance]] - num_infosets - 1
+      chance_path[chance, chance_count[chance]] = distribution * chance_shape[1] + slot[chance]
+      chance_count[chance] += 1
+  del sequence, chance_path, chance_count
   if np.any(parent_edge < 0):
     return None
   terminal_sequence = np.concatenate(terminal_sequence)
@@ -190,14 +203,15 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
       break
     level = updated
   depth = int(level.max(initial=0)) + 1
-  ancestors = [np.arange(edges + 1)]
+  # Each infoset's parent edge, then that edge's infoset's parent edge, ...: depth - 1 at most.
+  ancestors = [parent_edge][: depth - 1]
   edge_parent = np.concatenate([parent_edge, [edges]])  # by infoset; the last entry maps E to E
-  for _ in range(depth - 1):
+  for _ in range(depth - 2):
     previous = ancestors[-1]
     ancestors.append(
       np.where(previous < edges, edge_parent[np.minimum(previous // num_actions, num_infosets)], edges)
     )
-  ancestors = np.stack(ancestors, axis=1)
+  ancestors = np.stack(ancestors, axis=1) if ancestors else np.zeros((num_infosets, 0), np.int64)
 
   levels, positions = [], []
   padded, limit = 0, _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096
@@ -208,32 +222,36 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
     flat_order = np.concatenate(order) if order else np.zeros(0, np.int64)
     position = np.full(num_infosets, len(flat_order), np.int64)
     position[flat_order] = np.arange(len(flat_order))
-    # Terminals by their last p-edge, and p's infosets by their parent edge.
+    # Terminals by their last p-edge, numbered in p's order (level, row, action): each level's are
+    # one run of `cell`, sorted (stably: by terminal within an edge).
     own_edge = terminal_sequence[:, p]
-    terminals = np.nonzero(own_edge < edges)[0]
-    others = np.delete(terminal_sequence, p, axis=1)
+    terminals = np.nonzero(own_edge < edges)[0].astype(np.int32)
+    cell = position[own_edge[terminals] // num_actions] * num_actions + own_edge[terminals] % num_actions
+    order_by_cell = np.argsort(cell, kind='stable')
+    cell, terminals = cell[order_by_cell], terminals[order_by_cell]
+    del order_by_cell
+    # And p's infosets by their parent edge.
     children = np.nonzero(mine & (parent_edge < edges))[0]
-    player_levels = []
+    player_levels, first = [], 0  # `first`: the level's first row in p's order
     for infosets in order:
       row_of = np.full(num_infosets, -1, np.int64)
       row_of[infosets] = np.arange(len(infosets))
-      member_table, member_rows = _grouped(
-        own_edge[terminals], terminals, row_of, num_actions, len(infosets), num_terminals
+      num_cells = len(infosets) * num_actions
+      run = slice(*np.searchsorted(cell, [first * num_actions, first * num_actions + num_cells]))
+      tables, cells = _bucketed(cell[run] - first * num_actions, terminals[run], num_cells, num_terminals)
+      child_table = _grouped(
+        parent_edge[children], 1 + position[children], row_of, num_actions, len(infosets)
       )
-      child_table, _ = _grouped(
-        parent_edge[children], 1 + position[children], row_of, num_actions, len(infosets), 0
-      )
-      padded += member_table.size + child_table.size
+      first += len(infosets)
+      padded += sum(table.size for table in tables) + child_table.size
       if padded > limit:
         return None
-      opponent_table = np.full(member_table.shape + (num_players - 1,), edges, np.int32)
-      opponent_table[member_rows] = others[member_table[member_rows]]
       player_levels.append(
         Level(
           infosets=_int32(infosets),
-          terminals=_int32(member_table),
-          opponents=_int32(opponent_table),
           children=_int32(child_table),
+          terminals=tuple(_int32(table) for table in tables),
+          cells=None if cells is None else _int32(cells),
         )
       )
     levels.append(tuple(player_levels))
@@ -251,24 +269,83 @@ def build(row, player, child, legal_actions, infoset_player, num_actions, num_pl
 
 
 def _int32(array) -> jax.Array:
-  """On the device, converted on the host (`jnp.asarray` would compile a program per shape)."""
-  return jax.device_put(np.asarray(array, np.int32))
+  """On the device, converted on the host (`jnp.asarray` would compile a program per shape) into
+  aligned memory, which a CPU uses in place (`memory.aligned`)."""
+  return jax.device_put(memory.aligned(array, np.int32, copy=False))
 
 
-def _grouped(edge, item, row_of, num_actions, num_rows, padding):
-  """`[num_rows, A, M]` table of `item`s grouped by their edge (`infoset * A +
-  action`, kept where `row_of[infoset] >= 0`), `padding` elsewhere; and the
-  mask of filled entries."""
+def _grouped(edge, item, row_of, num_actions, num_rows):
+  """`[num_rows, A, M]` table of the `item`s grouped by their edge (`infoset * A + action`, kept
+  where `row_of[infoset] >= 0`) in order, 0 elsewhere."""
   infoset, action = edge // num_actions, edge % num_actions
-  keep = row_of[infoset] >= 0
+  keep = np.nonzero(row_of[infoset] >= 0)[0]
   cell = row_of[infoset[keep]] * num_actions + action[keep]
   counts = np.bincount(cell, minlength=num_rows * num_actions)
-  width = max(int(counts.max(initial=0)), 1)
   order = np.argsort(cell, kind='stable')
   rank = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
-  table = np.full((num_rows * num_actions, width), padding, np.int32)
-  filled = np.zeros(table.shape, bool)
+  table = np.zeros((num_rows * num_actions, max(int(counts.max(initial=0)), 1)), np.int32)
   table[cell[order], rank] = item[keep][order]
-  filled[cell[order], rank] = True
-  shape = (num_rows, num_actions, width)
-  return table.reshape(shape), filled.reshape(shape)
+  return table.reshape(num_rows, num_actions, -1)
+
+
+def _bucketed(cell, item, num_cells, padding):
+  """The `item`s (terminals) grouped by their `cell` (an edge: `row * A + action`; sorted), in
+  buckets of edges with similar counts so that padding stays small: per bucket k a `[n_k, w_k]`
+  table (`padding` fills), and `[num_cells]` cells: where each edge's row is in the buckets' rows
+  one after the other (their total, which reads a 0, for an edge in none). One table of every
+  edge in order and None for the cells when that costs about as much (small levels)."""
+  if not len(cell):
+    return [], None
+  counts = np.bincount(cell, minlength=num_cells)
+  rank = np.arange(len(cell)) - np.repeat(np.cumsum(counts) - counts, counts)  # within its edge
+  widths = _widths(counts)
+  if widths is None:
+    table = np.full((num_cells, int(counts.max())), padding, np.int32)
+    table[cell, rank] = item
+    return [table], None
+  bucket = np.searchsorted(widths, counts)  # [cells]: the narrowest bucket wide enough
+  bucket[counts == 0] = len(widths)
+  cells = np.empty(num_cells, np.int64)
+  tables, offset = [], 0
+  row = np.empty(num_cells, np.int64)  # a cell's row in its bucket's table
+  for k, width in enumerate(widths):
+    members = np.nonzero(bucket == k)[0]
+    row[members] = np.arange(len(members))
+    cells[members] = offset + np.arange(len(members))
+    offset += len(members)
+    tables.append(np.full((len(members), int(width)), padding, np.int32))
+  cells[counts == 0] = offset
+  which = bucket[cell]
+  for k, table in enumerate(tables):
+    mine = which == k
+    table[row[cell[mine]], rank[mine]] = item[mine]
+  return tables, cells
+
+
+def _widths(counts: np.ndarray) -> np.ndarray | None:
+  """The bucket widths (ascending) that minimise the padded entries plus `_OVERHEAD` for each
+  bucket (its gather) and for the gather that puts the edges in order; None when one table of
+  every edge padded to the widest costs no more. A dynamic program over candidate widths: the
+  edges' distinct counts, or a grid 5% apart when there are many."""
+  positive = np.sort(counts[counts > 0])
+  candidates = np.unique(positive)
+  if len(candidates) > 256:
+    steps = int(np.ceil(np.log(candidates[-1] / candidates[0]) / np.log(1.05))) + 1
+    grid = np.ceil(candidates[0] * 1.05 ** np.arange(steps)).astype(np.int64)
+    candidates = np.unique(np.append(grid[grid < candidates[-1]], candidates[-1]))
+  below = np.searchsorted(positive, candidates, side='right')  # edges that fit each candidate
+  cost = np.zeros(len(candidates) + 1)  # cost[j + 1]: the best buckets for the edges up to candidate j
+  start = np.zeros(len(candidates), np.int64)
+  fitted = np.concatenate([[0], below])
+  for j, width in enumerate(candidates):
+    options = cost[: j + 1] + (below[j] - fitted[: j + 1]) * width + _OVERHEAD
+    start[j] = np.argmin(options)
+    cost[j + 1] = options[start[j]]
+  single = len(counts) * candidates[-1] + _OVERHEAD
+  if single <= cost[-1] + _OVERHEAD + len(counts):
+    return None
+  widths, j = [], len(candidates) - 1
+  while j >= 0:
+    widths.append(candidates[j])
+    j = start[j] - 1
+  return np.asarray(widths[::-1])

@@ -36,7 +36,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxcfr.compiled import CompiledGame, Level, SequenceForm
+from jaxcfr.compiled import CompiledGame, SequenceForm
 from jaxcfr.games import base
 
 AXIS = 'shard'  # the mesh axis name
@@ -142,7 +142,7 @@ def _sharded_sizes(game: CompiledGame, count: int, split_levels: bool) -> set[in
   sizes = {*game.depth_sizes, game.num_infosets}
   form = game.sequence_form
   if form is not None:
-    sizes |= {form.ancestors.shape[0], form.terminal_history.shape[0]}
+    sizes.add(form.terminal_history.shape[0])
     if split_levels:  # levels cannot be padded (their order numbers the values the level above reads)
       sizes |= {level.infosets.shape[0] for player_levels in form.levels for level in player_levels}
   return {size for size in sizes if size % count == 0}
@@ -246,10 +246,6 @@ def _pad_sequence_form(game: CompiledGame, padded_sizes, padded_infosets: int, m
     block = np.full((size - array.shape[0], *array.shape[1:]), fill, array.dtype)
     return np.concatenate([array, block])
 
-  # Ancestors: rows for E' + 1 edges (the padded ones have no parents), then to a multiple.
-  ancestors = pad(edge(form.ancestors), padded_edges + 1, padded_edges)
-  ancestors[edges:padded_edges, 0] = np.arange(edges, padded_edges)
-  ancestors = pad(ancestors, _round_up(padded_edges + 1, multiple), padded_edges)
   # Terminals keep their history, renumbered over the padded depths; padded ones read the root.
   starts = np.concatenate([[0], np.cumsum(game.depth_sizes)])
   padded_starts = np.concatenate([[0], np.cumsum(padded_sizes)])
@@ -257,24 +253,14 @@ def _pad_sequence_form(game: CompiledGame, padded_sizes, padded_infosets: int, m
   terminal_history = (form.terminal_history - starts[depth] + padded_starts[depth]).astype(np.int32)
   num_terminals = _round_up(len(terminal_history), multiple)
   chance_pad = game.chance_table.shape[0] * game.chance_table.shape[1]
-  levels = tuple(
-    tuple(
-      Level(
-        infosets=level.infosets,
-        terminals=level.terminals,
-        opponents=edge(level.opponents),
-        children=level.children,
-      )
-      for level in player_levels
-    )
-    for player_levels in form.levels
-  )
+  # Levels keep their tables: the padding entry Z now reads a padded terminal, whose weight is 0.
+  levels = form.levels
   position = tuple(
     pad(p, padded_infosets, sum(len(level.infosets) for level in player_levels))
     for p, player_levels in zip(form.position, form.levels, strict=True)
   )
   return SequenceForm(
-    ancestors=ancestors,
+    ancestors=pad(edge(form.ancestors), padded_infosets, padded_edges),  # padded infosets: no parents
     parent_edge=pad(edge(form.parent_edge), padded_infosets, padded_edges),
     history_count=pad(form.history_count, padded_infosets, 0),
     terminal_history=pad(terminal_history, num_terminals, 0),

@@ -152,11 +152,16 @@ def walk(game, roots, num_features: int, stop: int | None = None, limit: int | N
       visit(state.child(action), depth + 1, index, column, None if path is None else path + (action,))
 
   sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))  # one frame per depth
-  for ordinal, path in enumerate(roots):
-    state = game.new_initial_state()
-    for action in path:
-      state = state.child(action)
-    visit(state, start, ordinal, 0, None if stop is None else tuple(path))  # paths only for a frontier
+  try:
+    for ordinal, path in enumerate(roots):
+      state = game.new_initial_state()
+      for action in path:
+        state = state.child(action)
+      visit(state, start, ordinal, 0, None if stop is None else tuple(path))  # paths only for a frontier
+  finally:
+    # `visit` refers to itself, a cycle that would keep every buffer below alive until the garbage
+    # collector runs: the walk's arrays use them, and the caller frees those when done.
+    visit = None  # noqa: F841
   return Walk(
     depth=start,
     player=[np.frombuffer(a, np.int8) for a in player],

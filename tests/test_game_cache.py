@@ -257,3 +257,17 @@ def test_a_second_command_line_run_loads_the_game(tmp_path):
   assert results[1]['compile_seconds'] < results[0]['compile_seconds'] / 3
   assert results[0]['exploitability'] == results[1]['exploitability']
   assert len(os.listdir(tmp_path / 'cache' / 'games')) == 1
+
+
+def test_aligned_arrays_back_cpu_device_arrays_in_place():
+  """`memory.aligned` copies into 64-byte aligned memory (converting the dtype), hands an
+  aligned array over without a copy when asked, and a CPU device array then uses that memory:
+  the compiler's and the cache's arrays exist once on the host."""
+  source = np.arange(1000, dtype=np.int64).reshape(10, 100)
+  array = memory.aligned(source, np.int32)
+  assert array.dtype == np.int32 and array.ctypes.data % memory.ALIGNMENT == 0
+  np.testing.assert_array_equal(array, source)
+  assert memory.aligned(array, copy=False) is array and memory.aligned(array) is not array
+  assert memory.empty_aligned((0, 3), np.float32).shape == (0, 3)
+  if jax.default_backend() == 'cpu':
+    assert jax.device_put(array).unsafe_buffer_pointer() == array.ctypes.data

@@ -223,3 +223,27 @@ def test_cli_splits_over_devices():
 def test_bad_mccfr_input(args, message):
   code, out, err = run_cli('solve', 'kuhn', *args)
   assert code == 2 and message in err and 'Traceback' not in err and out == ''
+
+
+@pytest.mark.parametrize('spec', ['kuhn', 'leduc', 'kuhn(players=3)'])
+def test_sampled_widths_match_a_recursive_count(spec):
+  """`CompiledGame.sampled_widths` (the compiler's segment reductions, one traverser at a time)
+  against a recursion over the game's states: the most depth-t histories one external-sampling
+  traversal for p visits, all of p's actions taken and one of any other actor's or chance's."""
+  game = compiled(spec)
+
+  def visits(state, depth, traverser):  # [D]: the most histories visited at each depth
+    counts = np.zeros(game.num_depths, np.int64)
+    counts[depth] = 1
+    if state.is_terminal():
+      return counts
+    chance = state.is_chance_node()
+    actions = [action for action, _ in state.chance_outcomes()] if chance else state.legal_actions()
+    below = np.stack([visits(state.child(action), depth + 1, traverser) for action in actions])
+    mine = not chance and state.current_player() == traverser
+    return counts + (below.sum(0) if mine else below.max(0))
+
+  root = jaxcfr.load_game(spec).new_initial_state()
+  expected = [tuple(np.maximum(visits(root, 0, p), 1).tolist()) for p in range(game.num_players)]
+  assert game.sampled_widths == tuple(expected)
+  assert max(max(widths) for widths in expected) > 1  # some depth holds several histories

@@ -143,3 +143,20 @@ def test_runs_split_evenly():
     runs = compiler._split(list(range(count)), parts)
     assert sum(runs, []) == list(range(count)) and len(runs) == parts
     assert max(map(len, runs)) - min(map(len, runs)) <= 1
+
+
+def test_a_walk_frees_its_buffers_without_the_garbage_collector():
+  """The recursive walk refers to itself; it breaks that cycle when done, so the compiler frees
+  the walk's memory as soon as it has copied the arrays out (not at some later collection)."""
+  import gc  # noqa: PLC0415
+  import weakref  # noqa: PLC0415
+
+  gc.disable()
+  try:
+    walk = walker.walk(load_game('leduc'), [()], 0)
+    buffer = weakref.ref(walk.player[-1].base.obj)  # the array.array the walk appended to
+    assert buffer() is not None
+    del walk
+    assert buffer() is None
+  finally:
+    gc.enable()

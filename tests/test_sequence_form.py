@@ -143,3 +143,62 @@ def test_three_player_kuhn_converges_over_sequences(algorithm, bound):
   state = solve(FULL_WIDTH[algorithm](), game, 1000)
   nash_conv = jax.jit(lambda s, g: jaxcfr.nash_conv(g, jaxcfr.average_policy(s, g)))
   assert float(nash_conv(state, game)) < bound
+
+
+@pytest.mark.parametrize('spec', ['leduc', 'kuhn(players=3)', 'leduc(suit_isomorphism=True)'])
+def test_levels_split_into_buckets_give_the_same_regrets(spec, monkeypatch):
+  """With no cost per bucket, the levels' terminals are split into several tables of
+  different widths and put back in order through `cells`: still exact."""
+  monkeypatch.setattr(sequence_form, '_OVERHEAD', 0)
+  game = jaxcfr.compile_game(spec, dtype=jnp.float64)
+  levels = [level for player_levels in game.sequence_form.levels for level in player_levels]
+  assert any(level.cells is not None and len(level.terminals) > 1 for level in levels)
+  _assert_regrets_match(game)
+  solver = jaxcfr.cfr_plus()
+  reference = compiled(spec, dtype='float64')
+  states = [solve(solver, g, 20) for g in (game, reference)]
+  np.testing.assert_allclose(states[0].cumulative_policy, states[1].cumulative_policy, rtol=1e-12)
+
+
+def _layout_cost(counts, widths):
+  """Padded entries plus `_OVERHEAD` per gather of a level's terminal tables (`widths`: buckets,
+  or None for one table of every edge)."""
+  overhead = sequence_form._OVERHEAD
+  if widths is None:
+    return len(counts) * counts.max() + overhead
+  bucket = np.searchsorted(widths, counts[counts > 0])
+  return int((np.asarray(widths)[bucket]).sum()) + overhead * (len(widths) + 1) + len(counts)
+
+
+@pytest.mark.parametrize('seed', range(20))
+def test_bucket_widths_are_the_cheapest_split(seed):
+  """`_widths` against every way of cutting the sorted distinct counts into consecutive buckets."""
+  rng = np.random.default_rng(seed)
+  counts = rng.choice(rng.integers(1, 3000, size=rng.integers(1, 8)), size=rng.integers(1, 60))
+  counts = np.concatenate([counts, np.zeros(rng.integers(0, 20), np.int64)])
+  values = np.unique(counts[counts > 0])
+  best = _layout_cost(counts, None)
+  for cuts in range(2 ** (len(values) - 1)):  # a bit per gap between consecutive values: cut there
+    widths = [v for i, v in enumerate(values[:-1]) if cuts >> i & 1] + [values[-1]]
+    best = min(best, _layout_cost(counts, widths))
+  widths = sequence_form._widths(counts)
+  assert _layout_cost(counts, widths) == best
+  if widths is not None:
+    assert list(widths) == sorted(set(widths)) and widths[-1] == counts.max()
+
+
+@pytest.mark.slow
+def test_large_levels_pad_little():
+  """3-player Leduc's showdown edges hold up to 3,864 terminals where most hold 30: one padded
+  table per level took 335 bytes per history; the buckets keep every level within 1.5x of its
+  terminals (plus `_OVERHEAD` per bucket)."""
+  pytest.importorskip('pyspiel')
+  game = jaxcfr.compile_game('openspiel:leduc_poker(players=3)', dtype=jnp.float32)
+  form = game.sequence_form
+  num_terminals = form.terminal_history.shape[0]
+  for player_levels in form.levels:
+    for level in player_levels:
+      entries = sum(table.size for table in level.terminals)
+      filled = sum(int((np.asarray(table) < num_terminals).sum()) for table in level.terminals)
+      assert entries <= 1.5 * filled + sequence_form._OVERHEAD * len(level.terminals)
+  assert jaxcfr.memory.nbytes(game) / game.num_histories < 80  # 377 with one table per level
