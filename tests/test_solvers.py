@@ -21,7 +21,11 @@ LEDUC_VALUE = -0.085606
 
 # (algorithm, iterations, exploitability bound) on Kuhn and Leduc, float64; measured values
 # (Kuhn: 9.4e-4, 8.7e-5, 9.4e-5, 1.5e-4, 2.4e-8, 1.1e-4, 2.5e-13;
-# Leduc: 3.6e-2, 2.3e-3, 1.5e-2, 1.1e-3, 3.0e-3, 1.2e-3, 3.2e-3) plus margin.
+# Leduc: 3.6e-2, 2.3e-3, 1.2e-2, 1.2e-3, 3.0e-3, 1.4e-3, 3.2e-3) plus margin. Leduc's discounted
+# runs part ways after about 30 iterations wherever regrets that are zero in exact arithmetic
+# round to +-1e-17 differently (regret matching then plays such an action alone): DCFR after 300
+# iterations reaches 8.7e-4 over histories, 1.06e-3 over sequences with one padded table per
+# level and 1.24e-3 with the bucketed tables, all correct runs; the bounds cover that spread.
 KUHN_TARGETS = [
   ('cfr', 1000, 1.2e-3),
   ('cfr+', 1000, 1e-4),
@@ -35,9 +39,9 @@ LEDUC_TARGETS = [
   ('cfr', 300, 4e-2),
   ('cfr+', 300, 2.6e-3),
   ('lcfr', 300, 1.8e-2),
-  ('dcfr', 300, 1.2e-3),
+  ('dcfr', 300, 1.5e-3),
   ('pcfr+', 300, 3.5e-3),
-  ('dcfr+', 300, 1.4e-3),
+  ('dcfr+', 300, 1.7e-3),
   ('pdcfr+', 300, 3.7e-3),
 ]
 
@@ -223,8 +227,10 @@ HYPERPARAMETER_GRIDS = {
 
 @pytest.mark.parametrize('name', list(HYPERPARAMETER_GRIDS))
 def test_vmap_over_hyperparameters_equals_a_python_loop(name):
-  """Traced hyper-parameters in a batch: each row is the solver built from Python numbers,
-  and the invariants hold in every row."""
+  """Traced hyper-parameters in a batch: each row is the solver built from Python numbers (both
+  compiled: run op by op, outside `jit`, the sums round differently by 1e-17, which 100 iterations
+  of regret matching+ can amplify where regrets are zero up to rounding), and the invariants
+  hold in every row."""
   game = compiled('kuhn')
   names, grid = HYPERPARAMETER_GRIDS[name]
 
@@ -237,7 +243,8 @@ def test_vmap_over_hyperparameters_equals_a_python_loop(name):
   batched = jax.jit(jax.vmap(solve_with))(*jnp.asarray(grid).T)
   for row, values in enumerate(grid):
     state, policies, exploitability = _row(batched, row)
-    chex.assert_trees_all_close((state, policies, exploitability), solve_with(*values), atol=1e-12, rtol=1e-7)
+    single = jax.jit(lambda values=values: solve_with(*values))()  # the numbers as constants
+    chex.assert_trees_all_close((state, policies, exploitability), single, atol=1e-12, rtol=1e-7)
     for policy in policies:
       _assert_policy(policy, game, f'{name}{values}')
     if name in RM_PLUS:
