@@ -74,8 +74,8 @@ def fused_state(tree, plain_state):
 
 
 # Each case compiles three programs for two trees: the regret rules with their own state or clipping
-# (PCFR+'s prediction, alternating) and DCFR's discounts (simultaneous) run by default, the rest with -m slow.
-_QUICK = {('pcfr+', True), ('dcfr', False)}
+# (PCFR+'s prediction and clipping, alternating) runs by default, the other thirteen with -m slow.
+_QUICK = {('pcfr+', True)}
 CASES = [
   pytest.param(name, alternating, marks=() if (name, alternating) in _QUICK else pytest.mark.slow)
   for name in algorithms.names(algorithms.FULL_WIDTH)
