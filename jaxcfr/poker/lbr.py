@@ -44,7 +44,7 @@ import numpy as np
 
 from abstractions import HOLES
 from jaxcfr.poker import defaults, nlhe
-from jaxcfr.poker.match import Z95, _mean_ci, _sample
+from jaxcfr.poker.match import Z95, _sample, _summarise
 
 DEFAULT_BATCH = defaults.LBR_BATCH
 BET_STREETS = (2, 3)  # the main setting: LBR bets on the turn and river, checks or calls before
@@ -454,26 +454,23 @@ def local_best_response(
     if progress is not None:
       progress(done)
   seconds = time.perf_counter() - start
-  mbb = lambda x: x * 1000.0 / rules.big_blind
-  chips, seats = np.concatenate(chips), np.concatenate(seats)
-  mean, low, high, sd = _mean_ci(mbb(np.concatenate(units)))
-  by_seat = [_mean_ci(mbb(chips[seats == seat].astype(np.float64))) for seat in (0, 1)]
+  summary = _summarise(units, chips, seats, rules.big_blind)
   return LBRResult(
     policy=timed.name,
-    hands=len(chips),
+    hands=summary['hands'],
     deals=deals,
     seed=seed,
     batch=batch,
     big_blind=rules.big_blind,
-    lbr_mbb_per_hand=mean,
-    ci95_low=low,
-    ci95_high=high,
-    sd_mbb=sd,
-    seat_mbb=(by_seat[0][0], by_seat[1][0]),
-    seat_ci95=((by_seat[0][1], by_seat[0][2]), (by_seat[1][1], by_seat[1][2])),
+    lbr_mbb_per_hand=summary['mean'],
+    ci95_low=summary['ci95_low'],
+    ci95_high=summary['ci95_high'],
+    sd_mbb=summary['sd_mbb'],
+    seat_mbb=summary['seat_mbb'],
+    seat_ci95=summary['seat_ci95'],
     seconds=seconds,
     policy_seconds=timed.seconds,
-    chips=chips,
-    lbr_seat=seats,
+    chips=summary['chips'],
+    lbr_seat=summary['seats'],
     final=nlhe.concatenate(finals) if keep_hands else None,
   )

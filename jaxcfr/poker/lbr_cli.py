@@ -10,11 +10,11 @@ until it runs.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from jaxcfr import outputs
 from jaxcfr.poker import defaults
+from jaxcfr.poker.match_cli import whole_number
 
 DESCRIPTION = (
   "Local best response (Lisy & Bowling 2017) against a heads-up no-limit hold'em policy (blinds 50/100, "
@@ -26,19 +26,6 @@ DESCRIPTION = (
 )
 
 
-def _whole(low: int):
-  def parse(text: str) -> int:
-    try:
-      value = int(text)
-    except ValueError:
-      raise argparse.ArgumentTypeError(f'{text!r} is not a whole number') from None
-    if value < low:
-      raise argparse.ArgumentTypeError(f'must be at least {low}, got {text}')
-    return value
-
-  return parse
-
-
 def add_arguments(parser, policy: bool = True) -> None:
   """Adds LBR's arguments to `parser`: the POLICY positional (unless `policy` is False, for a command
   that has its own; `run` reads `args.policy`), --hands, --seed and --batch. The caller adds the output
@@ -47,13 +34,13 @@ def add_arguments(parser, policy: bool = True) -> None:
     names = ', '.join(defaults.BASELINES)
     parser.add_argument('policy', metavar='POLICY', help=f'a baseline ({names}) or a policy file')
   parser.add_argument(
-    '--hands', type=_whole(4), default=defaults.LBR_HANDS,
+    '--hands', type=whole_number(4), default=defaults.LBR_HANDS,
     help=f'hands to play (default {defaults.LBR_HANDS:,}; rounded up to whole deal pairs)',
   )  # fmt: skip
-  parser.add_argument('--seed', type=_whole(0), default=0, help='cards and sampling seed (default 0)')
+  parser.add_argument('--seed', type=whole_number(0), default=0, help='cards and sampling seed (default 0)')
   parser.add_argument(
     '--batch',
-    type=_whole(2),
+    type=whole_number(2),
     default=defaults.LBR_BATCH,
     help=f'hands played at once (default {defaults.LBR_BATCH}; memory grows with it)',
   )

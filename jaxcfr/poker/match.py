@@ -89,6 +89,27 @@ def _mean_ci(values: np.ndarray) -> tuple[float, float, float, float]:
   return mean, mean - half, mean + half, sd
 
 
+def _summarise(units: list, chips: list, seats: list, big_blind: int) -> dict:
+  """The figures of a batched run in mbb/hand: the mean over `units` (deal pairs' means, or hands)
+  with its normal 95% interval and sd, and per seat of the measured side; `chips` and `seats`
+  (per hand, by batch) concatenated."""
+  mbb = lambda x: x * 1000.0 / big_blind
+  chips, seats = np.concatenate(chips), np.concatenate(seats)
+  mean, low, high, sd = _mean_ci(mbb(np.concatenate(units)))
+  by_seat = [_mean_ci(mbb(chips[seats == seat].astype(np.float64))) for seat in (0, 1)]
+  return {
+    'hands': len(chips),
+    'mean': mean,
+    'ci95_low': low,
+    'ci95_high': high,
+    'sd_mbb': sd,
+    'seat_mbb': (by_seat[0][0], by_seat[1][0]),
+    'seat_ci95': ((by_seat[0][1], by_seat[0][2]), (by_seat[1][1], by_seat[1][2])),
+    'chips': chips,
+    'seats': seats,
+  }
+
+
 def _check_strategy(policy, actions: nlhe.ActionSet, probs: np.ndarray, count: int) -> np.ndarray:
   """The probabilities [n, A] of the player to act, after checking the policy's answer."""
   name = getattr(policy, 'name', repr(policy))
@@ -203,27 +224,24 @@ def play_match(
     if on_progress is not None:
       on_progress(done)
   seconds = time.perf_counter() - start
-  mbb = lambda x: x * 1000.0 / rules.big_blind
-  chips, seats = np.concatenate(chips), np.concatenate(seats)
-  mean, low, high, sd = _mean_ci(mbb(np.concatenate(units)))  # units: deal pairs' means, or hands
-  by_seat = [_mean_ci(mbb(chips[seats == seat].astype(np.float64))) for seat in (0, 1)]
+  summary = _summarise(units, chips, seats, rules.big_blind)  # units: deal pairs' means, or hands
   return MatchResult(
     policy_a=getattr(policy_a, 'name', repr(policy_a)),
     policy_b=getattr(policy_b, 'name', repr(policy_b)),
-    hands=len(chips),
+    hands=summary['hands'],
     deals=deals,
     duplicate=duplicate,
     seed=seed,
     batch=batch,
     big_blind=rules.big_blind,
-    mbb_per_hand=mean,
-    ci95_low=low,
-    ci95_high=high,
-    sd_mbb=sd,
-    seat_mbb=(by_seat[0][0], by_seat[1][0]),
-    seat_ci95=((by_seat[0][1], by_seat[0][2]), (by_seat[1][1], by_seat[1][2])),
+    mbb_per_hand=summary['mean'],
+    ci95_low=summary['ci95_low'],
+    ci95_high=summary['ci95_high'],
+    sd_mbb=summary['sd_mbb'],
+    seat_mbb=summary['seat_mbb'],
+    seat_ci95=summary['seat_ci95'],
     seconds=seconds,
-    chips=chips,
-    a_seat=seats,
+    chips=summary['chips'],
+    a_seat=summary['seats'],
     final=nlhe.concatenate(finals) if keep_hands else None,
   )

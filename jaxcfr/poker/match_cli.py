@@ -16,7 +16,9 @@ from jaxcfr import outputs
 from jaxcfr.poker import defaults
 
 
-def _whole(low: int):
+def whole_number(low: int):
+  """An argparse type: a whole number at least `low` (also used by `lbr_cli`)."""
+
   def parse(text: str) -> int:
     try:
       value = int(text)
@@ -42,16 +44,16 @@ def add_parser(commands, add_output_options) -> None:
   parser.add_argument('policy_a', metavar='A', help=f'a baseline ({names}) or a policy file')
   parser.add_argument('policy_b', metavar='B', help='the opponent, the same way')
   parser.add_argument(
-    '--hands', type=_whole(1), default=defaults.MATCH_HANDS,
+    '--hands', type=whole_number(1), default=defaults.MATCH_HANDS,
     help=f'hands to play (default {defaults.MATCH_HANDS:,}; in duplicate rounded up to whole deal pairs)',
   )  # fmt: skip
-  parser.add_argument('--seed', type=_whole(0), default=0, help='cards and sampling seed (default 0)')
+  parser.add_argument('--seed', type=whole_number(0), default=0, help='cards and sampling seed (default 0)')
   parser.add_argument(
     '--no-duplicate', action='store_true', help='deal every hand once, seats alternating (more variance)'
   )
   parser.add_argument(
     '--batch',
-    type=_whole(2),
+    type=whole_number(2),
     default=defaults.MATCH_BATCH,
     help=f'hands played at once (default {defaults.MATCH_BATCH})',
   )
