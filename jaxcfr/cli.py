@@ -7,6 +7,7 @@
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
     jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
     jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]
+    jaxcfr play --blueprint FILE | --bot NAME [--seed S] [--hands N] [--search]  (hold'em in the terminal)
 
 The work is library code (`jaxcfr.train`, `jaxcfr.algorithms`); the hyper-parameter
 flags, their help and their validation come from the algorithm registry. Bad input
@@ -25,7 +26,7 @@ import time
 
 from jaxcfr import algorithms, outputs
 from jaxcfr.poker import cli as poker_cli
-from jaxcfr.poker import match_cli
+from jaxcfr.poker import match_cli, play_cli
 from jaxcfr.poker.blueprint import cli as blueprint_cli
 from jaxcfr.version import __version__
 
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
   poker_cli.add_parser(commands, _add_output_options)
   blueprint_cli.add_parser(commands, _add_output_options)
   match_cli.add_parser(commands, _add_output_options)
+  play_cli.add_parser(commands)
   try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
     from abstractions import cli as abstract_cli  # noqa: PLC0415
   except ImportError:
@@ -173,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
       return blueprint_cli.run(args)
     if args.command == 'match':
       return match_cli.run(args)
+    if args.command == 'play':
+      return play_cli.run(args)
     return _evaluate_command(args) if args.command == 'evaluate' else _solve(args)
   except (UsageError, outputs.OutputError) as error:
     print(f'jaxcfr: error: {error}', file=sys.stderr)

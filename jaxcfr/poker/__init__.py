@@ -12,7 +12,8 @@ the vector-CFR passes and exact best response), `showdown` (the O(n) sweep), `so
 solvers over `[nodes, actions, hands]`), `solving` (one spot end to end), `cli` (`jaxcfr subgame`).
 The real game, whole hands: `nlhe` (the batched engine and the policy protocol), `baselines`
 (always-call, always-fold, always-pot, random, equity), `match` and `match_cli` (`jaxcfr match`), `lbr` and
-`lbr_cli` (local best response, `jaxcfr blueprint evaluate --lbr`).
+`lbr_cli` (local best response, `jaxcfr blueprint evaluate --lbr`), `play` and `play_cli` (a person
+against a bot in the terminal, `jaxcfr play`, on pokerkit).
 """
 
 import importlib
