@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from abstractions import HOLES, pseudo_harmonic
-from jaxcfr.poker import baselines, match, nlhe, search, solving, subgame, tree
+from jaxcfr import cli
+from jaxcfr.poker import baselines, defaults, match, nlhe, search, solving, subgame, tree
 from jaxcfr.poker.cards import parse_cards
 
 FOLD, CALL, RAISE = nlhe.FOLD, nlhe.CALL, nlhe.RAISE
@@ -325,3 +326,30 @@ def test_bad_configurations_are_refused():
     search.SearchConfig(streets=(1, 2))
   with pytest.raises(ValueError, match='think_seconds'):
     search.SearchConfig(think_seconds=0)
+
+
+def test_search_policies_by_name():
+  bot = baselines.resolve_policy('search:always-call', think_seconds=0.5)
+  assert isinstance(bot, search.SearchPolicy) and bot.name == 'search:always-call'
+  assert bot.config.think_seconds == 0.5 and bot.blueprint.name == 'always-call'
+  assert baselines.resolve_policy('search:random').config.think_seconds == defaults.THINK_SECONDS
+  for spec, message in (('search:', 'takes a blueprint file'), ('search:nobody', "'nobody' is neither")):
+    with pytest.raises(ValueError, match=message):
+      baselines.resolve_policy(spec)
+
+
+@pytest.mark.parametrize(
+  'args,message',
+  [
+    (('search:nobody', 'random'), "'nobody' is neither a baseline"),
+    (('search:always-call', 'random', '--think-seconds', '0'), 'must be a positive number of seconds'),
+    (('search:always-call', 'random', '--think-seconds', 'long'), "'long' is not a number"),
+  ],
+)
+def test_match_command_bad_search_input_is_one_line_and_exit_status_2(args, message, capsys):
+  try:
+    code = cli.main(['match', *args, '--quiet'])
+  except SystemExit as exit:  # argparse's own errors
+    code = exit.code
+  err = capsys.readouterr().err
+  assert code == 2 and message in err and 'Traceback' not in err

@@ -62,7 +62,7 @@ import numpy as np
 
 from abstractions import HOLES
 from jaxcfr import backend, protocol
-from jaxcfr.poker import lbr, nlhe, subgame, tree
+from jaxcfr.poker import defaults, lbr, nlhe, subgame, tree
 from jaxcfr.poker.solver import subgame_solver
 
 NUM_PAIRS = len(HOLES)  # H
@@ -81,7 +81,7 @@ class SearchConfig:
   """How the bot searches: the streets it re-solves on, its bet sizes on the turn and river
   (postflop-solver's syntax, `tree.street_sizes`), the solver, and the budget of one decision."""
 
-  think_seconds: float | None = 1.0  # wall seconds per decision (None: no time limit)
+  think_seconds: float | None = defaults.THINK_SECONDS  # wall seconds per decision (None: no limit)
   iterations: int | None = None  # at most this many iterations (None: only the time and target)
   target_pct: float | None = 0.5  # stop once the exploitability is at most this % of the pot (river)
   eval_every: int = 10  # iterations between exploitability checks (when a target is set)
@@ -516,7 +516,7 @@ class SearchPolicy:
 def search_policy(
   blueprint,
   *,
-  think_seconds: float | None = 1.0,
+  think_seconds: float | None = defaults.THINK_SECONDS,
   seed: int = 0,
   iterations: int | None = None,
   target_pct: float | None = 0.5,
