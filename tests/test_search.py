@@ -333,6 +333,11 @@ def test_search_policies_by_name():
   assert isinstance(bot, search.SearchPolicy) and bot.name == 'search:always-call'
   assert bot.config.think_seconds == 0.5 and bot.blueprint.name == 'always-call'
   assert baselines.resolve_policy('search:random').config.think_seconds == defaults.THINK_SECONDS
+  assert baselines.resolve_policy('search:random', streets=(3,)).config.streets == (3,)
+  parsed = cli.build_parser().parse_args(
+    ['match', 'search:random', 'random', '--search-streets', 'river,turn']
+  )
+  assert parsed.search_streets == (2, 3)
   for spec, message in (('search:', 'takes a blueprint file'), ('search:nobody', "'nobody' is neither")):
     with pytest.raises(ValueError, match=message):
       baselines.resolve_policy(spec)
@@ -344,6 +349,7 @@ def test_search_policies_by_name():
     (('search:nobody', 'random'), "'nobody' is neither a baseline"),
     (('search:always-call', 'random', '--think-seconds', '0'), 'must be a positive number of seconds'),
     (('search:always-call', 'random', '--think-seconds', 'long'), "'long' is not a number"),
+    (('search:always-call', 'random', '--search-streets', 'flop'), "re-solves on 'turn', 'river'"),
   ],
 )
 def test_match_command_bad_search_input_is_one_line_and_exit_status_2(args, message, capsys):

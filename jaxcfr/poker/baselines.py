@@ -143,19 +143,21 @@ REGISTRY = {
 SEARCH_PREFIX = 'search:'
 
 
-def resolve_policy(spec: str, think_seconds: float | None = None):
+def resolve_policy(spec: str, think_seconds: float | None = None, streets: tuple[int, ...] | None = None):
   """A baseline by name (`REGISTRY`), a policy file loaded by `jaxcfr.poker.blueprint.load_policy`, or
-  `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, its
-  default think time unless `think_seconds` is given). Raises ValueError with one line naming the
-  problem."""
+  `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
+  defaults unless `think_seconds` or the re-solved `streets` are given). Raises ValueError with one
+  line naming the problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
       raise ValueError(f'{spec!r}: search: takes a blueprint file or a baseline name, e.g. search:bp.npz')
     from jaxcfr.poker import search  # noqa: PLC0415
 
-    budget = {} if think_seconds is None else {'think_seconds': think_seconds}
-    return search.search_policy(resolve_policy(inner), name=spec, **budget)
+    options = {} if think_seconds is None else {'think_seconds': think_seconds}
+    if streets is not None:
+      options['streets'] = streets
+    return search.search_policy(resolve_policy(inner), name=spec, **options)
   if spec in REGISTRY:
     return REGISTRY[spec]()
   if not os.path.exists(spec):

@@ -11,27 +11,31 @@ or river (`SearchConfig.streets`) it
    at every past action the probability the blueprint gives that action with each pair (one query with
    all 1,326 pairs per action, as local best response does; an off-tree raise is first translated to
    one of the blueprint's raise amounts pseudo-harmonically with the hand's `state.noise`), then
-   cleared of the pairs the visible board blocks (and mixed with `range_floor`, 0.1%, of the uniform
-   range, so that a hand the blueprint would not have played this way still gets a strategy). Neither
-   range is cleared of the bot's own hole
-   cards: the ranges are public beliefs, so one solve serves every hand the bot may hold (and range
-   queries), and the solver removes, for each of the bot's hands, the opponent's pairs that share a
-   card with it (card removal per hand pair in the subgame's values), which is the opponent's range
-   as the bot holding that hand sees it.
+   cleared of the pairs the visible board blocks, and mixed with `range_floor` (0.1%) of the uniform
+   range, so that a hand the blueprint would not have played this way still gets a strategy. Neither
+   range is cleared of the bot's own hole cards: the ranges are public beliefs, so one solve serves
+   every hand the bot may hold (and range queries), and the solver removes, for each of the bot's
+   hands, the opponent's pairs that share a card with it (card removal per hand pair in the subgame's
+   values), which is the opponent's range as the bot holding that hand sees it.
 2. builds the subgame at the current public state (`subgame_config`): the real board, the pot when
    the round began and the stacks behind then, the round as played so far (`tree.RoundStart`: the
    chips each has put in this round, who acts, the bets and raises so far), so that the opponent's
-   actual bet, off the abstraction or not, is the root's facing bet; the bet sizes are
-   `SearchConfig`'s: river subgames bet 33% and 75% of the pot or all-in and raise 2.5x or all-in
-   (finer than the small blueprint's 75% bets and pot raises); turn subgames, which deal 48 river
-   cards, bet 75% or all-in and raise all-in on both streets, small enough for a few iterations a
-   second on a 2-core CPU (3,237 public nodes 200 big blinds deep); all with the real game's minimum
-   raise (the big blind, or the last increment of the round);
+   actual bet, off the abstraction or not, is the root's facing bet; with the real game's minimum
+   raise (the big blind, or the round's last increment) and `SearchConfig`'s bet sizes: a river
+   subgame bets 33% or 75% of the pot or all-in and raises 2.5x or all-in (finer than the small
+   blueprint's 75% bets and pot raises); a turn subgame, which deals 48 river cards, bets 75% or
+   all-in and raises all-in on the turn, and bets 75% without raises on the river (1,509 public
+   nodes 200 big blinds deep: about 10 iterations a second on this 2-core CPU);
 3. solves it to the end of the hand (`SearchConfig.algorithm`, DCFR by default) until
    `think_seconds` have passed since the decision began, or the exploitability is at most
-   `target_pct` % of the pot, or `iterations` (whichever first), and plays the average strategy of
-   the root for the bot's hand; the root's actions are real, legal actions (fold, check or call, bets
-   and raises to their amounts).
+   `target_pct` % of the pot (checked on the river only), or `iterations`, whichever first, but at
+   least `min_iterations` (10), and plays the average strategy of the root for the bot's hand; the
+   root's actions are real, legal actions (fold, check or call, bets and raises to their amounts).
+
+Trees are padded to an envelope per street (on the turn, per round start) that grows as new shapes
+come, so that spots of other pots and stacks reuse compiled programs (`build_spot`); the first
+decisions of a shape include compiling (seconds; JAX's persistent cache keeps the programs between
+runs when enabled, as the `jaxcfr` command does).
 
 This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
 root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
@@ -71,7 +75,7 @@ SEARCH_STREETS = (2, 3)  # turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
 # the first two, a river subgame its river with the third. A turn subgame deals 48 river cards, so
 # its size is kept small to fit the think time (3,237 public nodes); a river subgame is tiny.
-TURN_SIZES = (('75%,a', 'a'), ('75%,a', 'a'))  # turn subgames: the turn round, then the river rounds
+TURN_SIZES = (('75%,a', 'a'), ('75%', ''))  # turn subgames: the turn round, then the river rounds
 RIVER_SIZES = ('33%,75%,a', '2.5x,a')  # river subgames
 CACHE_ENTRIES = 2048  # public states whose re-solved root strategy is kept
 
