@@ -8,7 +8,7 @@ import pytest
 
 from abstractions import HOLES, pseudo_harmonic
 from jaxcfr import cli
-from jaxcfr.poker import baselines, defaults, match, nlhe, search, solving, subgame, tree
+from jaxcfr.poker import baselines, defaults, lbr, match, nlhe, search, solving, subgame, tree
 from jaxcfr.poker.cards import parse_cards
 
 FOLD, CALL, RAISE = nlhe.FOLD, nlhe.CALL, nlhe.RAISE
@@ -359,3 +359,18 @@ def test_match_command_bad_search_input_is_one_line_and_exit_status_2(args, mess
     code = exit.code
   err = capsys.readouterr().err
   assert code == 2 and message in err and 'Traceback' not in err
+
+
+@pytest.mark.slow
+def test_local_best_response_takes_the_search_bot():
+  bot = search.search_policy(
+    Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL
+  )
+  result = lbr.local_best_response(bot, hands=4, seed=2, batch=4)
+  again = lbr.local_best_response(
+    search.search_policy(Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL),
+    hands=4, seed=2, batch=4,
+  )  # fmt: skip
+  assert result.hands == 4 and np.isfinite(result.lbr_mbb_per_hand)
+  np.testing.assert_array_equal(result.chips, again.chips)
+  assert len(bot.timings[3]) >= 1
