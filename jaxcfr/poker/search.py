@@ -74,7 +74,7 @@ PAIR_INDEX = lbr._PAIR_INDEX  # [52, 52] -> position in HOLES
 SEARCH_STREETS = (2, 3)  # turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
 # the first two, a river subgame its river with the third. A turn subgame deals 48 river cards, so
-# its size is kept small to fit the think time (3,237 public nodes); a river subgame is tiny.
+# its size is kept small to fit the think time (1,509 public nodes); a river subgame is tiny.
 TURN_SIZES = (('75%,a', 'a'), ('75%', ''))  # turn subgames: the turn round, then the river rounds
 RIVER_SIZES = ('33%,75%,a', '2.5x,a')  # river subgames
 CACHE_ENTRIES = 2048  # public states whose re-solved root strategy is kept
