@@ -22,13 +22,16 @@ def pair_index(a: int, b: int) -> int:
 class Scripted:
   """A test blueprint with mixed, pair-dependent probabilities over four slots: fold (facing a bet),
   check or call, a raise of 3/4 of the pot after calling and the pot raise. The weight of slot j for
-  pair (a, b) after n actions is 1 + (7a + 13b + 5n + 3j) mod 11."""
+  pair (a, b) after n actions is 1 + (7a + 13b + 5n + 3j + shift) mod 11."""
 
   name = 'scripted'
 
+  def __init__(self, shift: int = 0):
+    self.shift = shift
+
   @staticmethod
-  def weight(a: int, b: int, n: int, j: int) -> int:
-    return 1 + (7 * a + 13 * b + 5 * n + 3 * j) % 11
+  def weight(a: int, b: int, n: int, j: int, shift: int = 0) -> int:
+    return 1 + (7 * a + 13 * b + 5 * n + 3 * j + shift) % 11
 
   @staticmethod
   def raise_tos(state):
@@ -51,7 +54,7 @@ class Scripted:
     valid = np.stack([options.can_fold, np.ones(batch, bool), options.can_raise, options.can_raise], axis=1)
     valid[:, 3] &= raise_to[:, 1] != raise_to[:, 0]
     n = state.num_actions.astype(np.int64)[:, None, None]
-    raw = 1 + (7 * holes[..., :1] + 13 * holes[..., 1:] + 5 * n + 3 * np.arange(4)) % 11  # [B, K, 4]
+    raw = 1 + (7 * holes[..., :1] + 13 * holes[..., 1:] + 5 * n + 3 * np.arange(4) + self.shift) % 11
     raw = raw * valid[:, None, :]
     return nlhe.ActionSet(kind, amount, valid), raw / raw.sum(axis=2, keepdims=True)
 
@@ -80,11 +83,12 @@ def random_states(seed: int, batch: int, steps: int):
   return nlhe.concatenate(seen)
 
 
-def brute_force_ranges(state_b):
+def brute_force_ranges(state_b, shift_of=lambda seat, street: 0):
   """Both seats' ranges [2, 1326] after one hand's history, pair by pair: each action's likelihood
-  from `Scripted.weight`, summed over the slots that hold the action, where a raise of another amount
-  counts as the slot pseudo-harmonic translation picks between the two offered sizes with the hand's
-  noise; then the visible board's card removal."""
+  from `Scripted.weight` (with the shift `shift_of(seat, street)` of the acting seat), summed over
+  the slots that hold the action, where a raise of another amount counts as the slot pseudo-harmonic
+  translation picks between the two offered sizes with the hand's noise; then the visible board's
+  card removal."""
   hole, board = state_b.hole[0], state_b.board[0]
   history = state_b.history[0, : state_b.num_actions[0]]
   weights = np.ones((2, len(HOLES)))
@@ -119,8 +123,9 @@ def brute_force_ranges(state_b):
         taken = [2] if state_b.noise[0, step] < pseudo_harmonic(x, a, b) else [3]
     if taken is None:
       continue
+    shift = shift_of(seat, int(state.street[0]))
     for h, (a, b) in enumerate(HOLES):
-      raw = [Scripted.weight(int(a), int(b), step, j) if valid[j] else 0 for j in range(4)]
+      raw = [Scripted.weight(int(a), int(b), step, j, shift) if valid[j] else 0 for j in range(4)]
       weights[seat, h] *= sum(raw[j] for j in taken) / sum(raw)
   shown = {int(c) for c in board[: nlhe.BOARD_SIZES[state_b.street[0]]]}
   for h, (a, b) in enumerate(HOLES):
@@ -139,6 +144,18 @@ def test_ranges_follow_bayes_rule_pair_by_pair():
   for b in range(len(picked)):
     expected = brute_force_ranges(nlhe.take(sub, [b]))
     np.testing.assert_allclose(ranges[b], expected, rtol=1e-9, atol=1e-15)
+  # The bot's own actions on the turn and river under its own strategy (its re-solves), the rest
+  # under the blueprint.
+  own = search.track_ranges(Scripted(), sub, own=Scripted(shift=4), own_streets=(2, 3))
+  bots = 0
+  for b in range(len(picked)):
+    bot = int(sub.to_act[b])
+    expected = brute_force_ranges(
+      nlhe.take(sub, [b]), lambda seat, street, bot=bot: 4 * (seat == bot and street >= 2)
+    )
+    np.testing.assert_allclose(own[b], expected, rtol=1e-9, atol=1e-15)
+    bots += not np.allclose(own[b], ranges[b])
+  assert bots >= 3
 
 
 def test_the_subgame_of_a_real_state_has_its_pot_stacks_actor_and_facing_bet():
@@ -233,10 +250,11 @@ def river_state(extra=()):
 RIVER_SIZES = ('100%', '')
 
 
-def known_answer_bot(iterations):
+def known_answer_bot(iterations, track_own=True):
   return search.search_policy(
-    Polarised(), think_seconds=None, iterations=iterations, target_pct=None, river_sizes=RIVER_SIZES
-  )
+    Polarised(), think_seconds=None, iterations=iterations, target_pct=None, river_sizes=RIVER_SIZES,
+    streets=(3,), track_own=track_own,
+  )  # fmt: skip
 
 
 def test_on_a_polarised_river_the_nuts_bet_air_bluffs_at_the_pot_odds_and_a_catcher_calls():
@@ -253,8 +271,9 @@ def test_on_a_polarised_river_the_nuts_bet_air_bluffs_at_the_pot_odds_and_a_catc
   # Bluffs make a pot bet's caller indifferent with 1 bluff for 2 value bets: air bets half the time.
   assert abs(air.mean() - 0.5) < 0.1
   assert len(bot.solves) == 1
-  # Facing a bet of 437 (off any tree): a bluff-catcher against half bluffs calls (its range there is
-  # the blueprint's, which never bets: value and air as they were).
+  # Facing a bet of 437 (off any tree): a bluff-catcher against half bluffs calls (the bettor's range
+  # there is the blueprint's, which never bets: value and air as they were; the catcher's own check
+  # weighs its range by its re-solve there).
   facing = river_state([(RAISE, 437)])
   actions, probs = bot.strategy(facing, np.array([[CATCHERS[0]]]))
   assert actions.kind[0, actions.valid[0]].tolist() == [FOLD, CALL]
@@ -264,7 +283,7 @@ def test_on_a_polarised_river_the_nuts_bet_air_bluffs_at_the_pot_odds_and_a_catc
 
 def test_the_strategy_of_every_hand_is_solving_solve_on_the_same_spot():
   state = river_state()
-  bot = known_answer_bot(60)
+  bot = known_answer_bot(60, track_own=False)
   actions, probs = bot.strategy(state, np.broadcast_to(HOLES, (1, len(HOLES), 2)))
   # The same spot built by hand: ranges from the sets, mixed with the range floor, and the tree.
   ranges = np.zeros((2, len(HOLES)))
@@ -367,10 +386,10 @@ def test_local_best_response_takes_the_search_bot():
     Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL
   )
   result = lbr.local_best_response(bot, hands=4, seed=2, batch=4)
-  again = lbr.local_best_response(
-    search.search_policy(Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL),
-    hands=4, seed=2, batch=4,
-  )  # fmt: skip
+  fresh = search.search_policy(
+    Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL
+  )
+  again = lbr.local_best_response(fresh, hands=4, seed=2, batch=4)
   assert result.hands == 4 and np.isfinite(result.lbr_mbb_per_hand)
   np.testing.assert_array_equal(result.chips, again.chips)
   assert len(bot.timings[3]) >= 1

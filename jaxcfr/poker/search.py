@@ -8,9 +8,11 @@ Preflop and on the flop the bot plays its blueprint (it delegates). At a decisio
 or river (`SearchConfig.streets`) it
 
 1. tracks both players' ranges over the 1,326 hole pairs (`track_ranges`): uniform at the deal, times
-   at every past action the probability the blueprint gives that action with each pair (one query with
-   all 1,326 pairs per action, as local best response does; an off-tree raise is first translated to
-   one of the blueprint's raise amounts pseudo-harmonically with the hand's `state.noise`), then
+   at every past action the probability the strategy that was played gives that action with each pair
+   (one query with all 1,326 pairs per action, as local best response does): the bot's own actions on
+   its search streets under its re-solve there (cached, or solved again; `track_own`), every other
+   action under the blueprint (an off-tree raise first translated to one of the blueprint's raise
+   amounts pseudo-harmonically with the hand's `state.noise`, as the blueprint translates it); then
    cleared of the pairs the visible board blocks, and mixed with `range_floor` (0.1%) of the uniform
    range, so that a hand the blueprint would not have played this way still gets a strategy. Neither
    range is cleared of the bot's own hole cards: the ranges are public beliefs, so one solve serves
@@ -40,8 +42,7 @@ runs when enabled, as the `jaxcfr` command does).
 This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
 root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
 strategy may be more exploitable than the blueprint in principle; what it gains is the exact cards,
-the finer bet sizes and the real pot instead of a translated one. The bot's own earlier actions
-update its range by the blueprint's strategy too, not by the re-solves it actually played.
+the finer bet sizes and the real pot instead of a translated one.
 
 Stateless (the `nlhe.Policy` protocol): everything comes from the state (history, visible board, the
 noise of the actions so far); a re-solve is cached by that public key, so the K candidate hands of a
@@ -77,7 +78,7 @@ SEARCH_STREETS = (2, 3)  # turn and river
 # its size is kept small to fit the think time (1,509 public nodes); a river subgame is tiny.
 TURN_SIZES = (('75%,a', 'a'), ('75%', ''))  # turn subgames: the turn round, then the river rounds
 RIVER_SIZES = ('33%,75%,a', '2.5x,a')  # river subgames
-CACHE_ENTRIES = 2048  # public states whose re-solved root strategy is kept
+CACHE_ENTRIES = 4096  # public states whose re-solved root strategy is kept (float32, ~25 kB each)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +92,7 @@ class SearchConfig:
   eval_every: int = 10  # iterations between exploitability checks (when a target is set)
   min_iterations: int = 10  # at least this many, whatever the time (an average of fewer is noise)
   range_floor: float = 1e-3  # share of each range spread evenly over the pairs the board leaves
+  track_own: bool = True  # the bot's own actions on `streets` weigh its range by its re-solves
   algorithm: str = 'dcfr'
   turn_sizes: tuple[tuple[str, str], tuple[str, str]] = TURN_SIZES
   river_sizes: tuple[str, str] = RIVER_SIZES
@@ -160,11 +162,13 @@ def likelihood(state: nlhe.HandState, policy, kind, amount, noise) -> np.ndarray
   return np.where(found[:, None], weights, 1.0)
 
 
-def track_ranges(policy, state: nlhe.HandState) -> np.ndarray:
+def track_ranges(policy, state: nlhe.HandState, own=None, own_streets=()) -> np.ndarray:
   """Both players' ranges float64 [B, 2, H] (by seat, each summing to 1) after each hand's history,
   by Bayes' rule under `policy` (see the module): uniform, times `likelihood` of every past action,
-  cleared of the pairs the visible board blocks. A history the policy gives probability 0 with every
-  pair (which it would never play) leaves the range as it was before that action."""
+  cleared of the pairs the visible board blocks. With `own`, the actions of the player to act at
+  `state` taken on `own_streets` are weighed under `own` instead (the search bot's own re-solves). A
+  history the policy gives probability 0 with every pair (which it would never play) leaves the range
+  as it was before that action."""
   batch = len(state.street)
   weights = np.ones((batch, 2, NUM_PAIRS))
   real = nlhe.initial(state.hole, state.board, state.rules, state.noise)
@@ -174,7 +178,15 @@ def track_ranges(policy, state: nlhe.HandState) -> np.ndarray:
     sub = nlhe.take(real, index)
     kind, amount = state.history[index, t, 1], state.history[index, t, 2]
     seat = sub.to_act.astype(np.int64)
-    update = weights[index, seat] * likelihood(sub, policy, kind, amount, state.noise[index, t])
+    mine = np.zeros(len(index), bool)
+    if own is not None:
+      mine = (seat == state.to_act[index]) & np.isin(sub.street, own_streets)
+    update = np.empty((len(index), NUM_PAIRS))
+    for who, rows in ((policy, np.flatnonzero(~mine)), (own, np.flatnonzero(mine))):
+      if len(rows):
+        noise = state.noise[index[rows], t]
+        update[rows] = likelihood(nlhe.take(sub, rows), who, kind[rows], amount[rows], noise)
+    update *= weights[index, seat]
     keep = update.sum(1, keepdims=True) > 0
     weights[index, seat] = np.where(keep, update, weights[index, seat])
     real = nlhe.apply(real, state.history[:, t, 1], state.history[:, t, 2], acting)
@@ -337,7 +349,7 @@ class Solved:
   for pairs the board blocks), and how it went."""
 
   actions: nlhe.ActionSet  # [1, A]
-  probabilities: np.ndarray  # float64 [H, A]
+  probabilities: np.ndarray  # float32 [H, A]
   iterations: int
   exploitability_pct: float  # nan when not checked
   seconds: float
@@ -404,7 +416,7 @@ def resolve(
   call = int(np.flatnonzero(actions.kind[0] == nlhe.CALL)[0])
   probabilities[:, call] = 1.0  # pairs the board blocks: a nominal check/call
   probabilities[PAIR_INDEX[hands[:, 0], hands[:, 1]]] = root
-  probabilities /= probabilities.sum(1, keepdims=True)
+  probabilities = (probabilities / probabilities.sum(1, keepdims=True)).astype(np.float32)
   return Solved(actions, probabilities, iterations, exploitability_pct, time.perf_counter() - started)
 
 
@@ -490,16 +502,18 @@ class SearchPolicy:
   def _solved(self, state: nlhe.HandState, rows: np.ndarray) -> list[Solved]:
     """The re-solve of each of `rows` (cached by public key; the missing ones solved one by one)."""
     keys = [public_key(state, b) for b in rows]
+    found = {key: self._cache[key] for key in keys if key in self._cache}
     missing = {}
     for b, key in zip(rows, keys, strict=True):
-      if key not in self._cache:
+      if key not in found:
         missing.setdefault(key, b)
     if missing:
       started = time.perf_counter()
       todo = np.array(list(missing.values()))
-      ranges = track_ranges(self.blueprint, nlhe.take(state, todo))
+      own = (self, self.config.streets) if self.config.track_own else (None, ())
+      ranges = track_ranges(self.blueprint, nlhe.take(state, todo), *own)
       share = (time.perf_counter() - started) / len(todo)
-      for b, weights in zip(todo, ranges, strict=True):
+      for key, b, weights in zip(missing, todo, ranges, strict=True):
         deadline = None
         if self.config.think_seconds is not None:
           deadline = time.perf_counter() + self.config.think_seconds - share
@@ -507,14 +521,13 @@ class SearchPolicy:
         street = int(state.street[b])
         self.timings[street].append(share + solved.seconds)
         self.solves.append((street, solved.iterations, solved.exploitability_pct, share + solved.seconds))
-        self._cache[public_key(state, b)] = solved
-        while len(self._cache) > CACHE_ENTRIES:
-          self._cache.popitem(last=False)
-    out = []
+        found[key] = self._cache[key] = solved
     for key in keys:
-      self._cache.move_to_end(key)
-      out.append(self._cache[key])
-    return out
+      if key in self._cache:
+        self._cache.move_to_end(key)
+    while len(self._cache) > CACHE_ENTRIES:
+      self._cache.popitem(last=False)
+    return [found[key] for key in keys]
 
 
 def search_policy(
@@ -527,13 +540,15 @@ def search_policy(
   turn_sizes: tuple[tuple[str, str], tuple[str, str]] = TURN_SIZES,
   river_sizes: tuple[str, str] = RIVER_SIZES,
   streets: tuple[int, ...] = SEARCH_STREETS,
+  track_own: bool = True,
   algorithm: str = 'dcfr',
   name: str | None = None,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river) for `think_seconds` each (or
   `iterations`, or until `target_pct` % of the pot) with the (bets, raises) sizes `turn_sizes` (a turn
-  subgame's turn and river rounds) and `river_sizes`; see the module."""
+  subgame's turn and river rounds) and `river_sizes`; `track_own`: weigh the bot's own past actions on
+  `streets` by its re-solves (else by the blueprint); see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -542,6 +557,7 @@ def search_policy(
     turn_sizes=tuple(tuple(sizes) for sizes in turn_sizes),
     river_sizes=tuple(river_sizes),
     streets=tuple(streets),
+    track_own=track_own,
     seed=seed,
   )
   return SearchPolicy(blueprint, config, name)
