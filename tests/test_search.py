@@ -3,6 +3,7 @@ built from real states (pot, stacks, who acts, the facing bet, legal root action
 polarised river spot, the policy's strategy against `solving.solve` on the same spot, and a short match
 through the match engine's checks, deterministic given the seed."""
 
+import nlhe_oracle
 import numpy as np
 import pytest
 
@@ -163,7 +164,7 @@ def test_the_subgame_of_a_real_state_has_its_pot_stacks_actor_and_facing_bet():
   states = nlhe.take(states, states.street >= 2)
   config = search.SearchConfig(think_seconds=None, iterations=1)
   assert len(states.street) >= 40
-  facing = 0
+  facing = refereed = 0
   for b in range(len(states.street)):
     one = nlhe.take(states, [b])
     tree_config = search.subgame_config(states, b, config)
@@ -188,7 +189,20 @@ def test_the_subgame_of_a_real_state_has_its_pot_stacks_actor_and_facing_bet():
     nodes = tree.build(tree_config)
     assert nodes[0].player == 1 - seat and len(nodes[0].children) == len(kinds)
     facing += options.can_fold[0]
-  assert facing >= 10
+    if b % 4 == 0:  # pokerkit, the referee, at the same state (the view before one more action)
+      history = [(int(k), int(a)) for _, k, a in states.history[b, : states.num_actions[b]]]
+      view = nlhe_oracle.replay(states.hole[b], states.board[b], [*history, (CALL, 0)]).views[len(history)]
+      facing_bet = round_bet[1 - seat] - round_bet[seat]
+      assert (view.actor, view.pot, view.call, view.can_fold) == (
+        seat,
+        nlhe.pot(one)[0],
+        facing_bet,
+        facing_bet > 0,
+      )
+      bets = [amount for kind, amount in zip(kinds, amounts, strict=True) if kind == RAISE]
+      assert all(view.min_raise_to <= amount <= view.max_raise_to for amount in bets)
+      refereed += 1
+  assert facing >= 10 and refereed >= 10
 
 
 def test_a_river_start_facing_an_off_tree_bet_offers_the_real_raises():
