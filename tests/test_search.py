@@ -407,3 +407,9 @@ def test_local_best_response_takes_the_search_bot():
   assert result.hands == 4 and np.isfinite(result.lbr_mbb_per_hand)
   np.testing.assert_array_equal(result.chips, again.chips)
   assert len(bot.timings[3]) >= 1
+
+
+def test_an_empty_batch_gets_an_empty_answer():
+  bot = search.search_policy(Scripted(), think_seconds=None, iterations=1)
+  actions, probs = bot.strategy(nlhe.take(nlhe.deal(0, 2), np.zeros(2, bool)), np.zeros((0, 1, 2), np.int8))
+  assert actions.kind.shape == (0, 1) and probs.shape == (0, 1, 1)

@@ -351,16 +351,17 @@ class Solved:
   actions: nlhe.ActionSet  # [1, A]
   probabilities: np.ndarray  # float32 [H, A]
   iterations: int
-  exploitability_pct: float  # nan when not checked
+  exploitability_pct: float  # at the last check (river), nan when not checked
   seconds: float
 
 
 def solve_spot(game: subgame.Subgame, config: SearchConfig, deadline: float | None) -> tuple:
-  """(average policy [D, A, H], iterations, exploitability % of the pot or nan) of `game` under the
-  budget: `config.iterations`; `config.target_pct`, checked every `eval_every` iterations on the river
-  only (on the turn an exact check costs about an iteration, and the budget allows few); the wall
-  clock `deadline` (a `time.perf_counter()` value); and at least `config.min_iterations` (capped by
-  `config.iterations`) whatever the time. Deterministic unless the deadline stops it."""
+  """(average policy [D, A, H], iterations, exploitability % of the pot at the last check or nan) of
+  `game` under the budget: `config.iterations`; `config.target_pct`, checked every `eval_every`
+  iterations on the river only (on the turn an exact check costs about an iteration, and the budget
+  allows few); the wall clock `deadline` (a `time.perf_counter()` value); and at least
+  `config.min_iterations` (capped by `config.iterations`) whatever the time. Deterministic unless the
+  deadline stops it."""
   _, init, run, average, exploitability = _programs(config.algorithm)
   state = init(game, jax.random.key(config.seed))
   pot = game.tree.info.config.pot
@@ -487,7 +488,7 @@ class SearchPolicy:
         pairs = PAIR_INDEX[holes[b, :, 0].astype(np.int64), holes[b, :, 1].astype(np.int64)]
         probs = np.where(pairs[:, None] >= 0, solved.probabilities[np.maximum(pairs, 0)], 0.0)
         parts.append((np.array([b]), solved.actions, probs[None]))
-    width = max(part[1].kind.shape[1] for part in parts)
+    width = max((part[1].kind.shape[1] for part in parts), default=1)
     count = holes.shape[1]
     kind = np.full((batch, width), nlhe.CALL, np.int8)
     amount = np.zeros((batch, width), np.int64)
