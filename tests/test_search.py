@@ -413,3 +413,43 @@ def test_an_empty_batch_gets_an_empty_answer():
   bot = search.search_policy(Scripted(), think_seconds=None, iterations=1)
   actions, probs = bot.strategy(nlhe.take(nlhe.deal(0, 2), np.zeros(2, bool)), np.zeros((0, 1, 2), np.int8))
   assert actions.kind.shape == (0, 1) and probs.shape == (0, 1, 1)
+
+
+@pytest.fixture(scope='module')
+def blueprint(tmp_path_factory):
+  """A small-preset blueprint with random probabilities on cheap buckets (as test_blueprint_policy's)."""
+  from test_blueprint_policy import SumBuckets, random_probabilities, small_tree  # noqa: PLC0415
+
+  from jaxcfr.poker.blueprint import files, load_policy  # noqa: PLC0415
+  from jaxcfr.poker.cards import FULL_DECK  # noqa: PLC0415
+
+  abstract, buckets = small_tree(), SumBuckets()
+  path = str(tmp_path_factory.mktemp('blueprint') / 'small.npz')
+  metadata = files.metadata_for(
+    abstract, bets_name='small', deck=FULL_DECK, board_cards=(0, 3, 1, 1), buckets=buckets.buckets,
+    abstraction_fingerprint=buckets.fingerprint,
+  )  # fmt: skip
+  files.save_blueprint(path, abstract, random_probabilities(abstract, buckets.buckets), metadata)
+  return load_policy(path, tables=buckets)
+
+
+def test_search_over_a_blueprint_answers_off_tree_histories_legally_and_deterministically(blueprint):
+  """River states after random play (off-tree sizes the blueprint translates): the match engine's and
+  LBR's checks pass, every action is legal, and a fresh bot gives the same answer."""
+  states = random_states(9, 32, 16)
+  states = nlhe.take(states, np.flatnonzero(states.street == 3)[:6])
+  assert len(states.street) == 6
+  answers = []
+  for _ in range(2):
+    bot = search.search_policy(
+      blueprint, think_seconds=None, iterations=3, target_pct=None, streets=(3,), **SMALL
+    )
+    actions, probs = bot.strategy(states, states.hole[np.arange(6), states.to_act][:, None])
+    match._check_strategy(bot, actions, probs, 6)
+    lbr.query(bot, states)  # all 1,326 pairs: cached re-solves
+    assert len(bot.solves) >= 6 and bot.name.startswith('search:blueprint')
+    for slot in range(actions.kind.shape[1]):
+      on = actions.valid[:, slot]
+      assert nlhe.is_legal(states, actions.kind[:, slot], actions.amount[:, slot])[on].all()
+    answers.append(probs)
+  np.testing.assert_array_equal(*answers)
