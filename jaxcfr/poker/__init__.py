@@ -12,8 +12,9 @@ the vector-CFR passes and exact best response), `showdown` (the O(n) sweep), `so
 solvers over `[nodes, actions, hands]`), `solving` (one spot end to end), `cli` (`jaxcfr subgame`).
 The real game, whole hands: `nlhe` (the batched engine and the policy protocol), `baselines`
 (always-call, always-fold, always-pot, random, equity), `match` and `match_cli` (`jaxcfr match`), `lbr` and
-`lbr_cli` (local best response, `jaxcfr blueprint evaluate --lbr`), `play` and `play_cli` (a person
-against a bot in the terminal, `jaxcfr play`, on pokerkit).
+`lbr_cli` (local best response, `jaxcfr blueprint evaluate --lbr`), `search` (the search bot: re-solving the
+turn and river over a blueprint, `search_policy`; `search:FILE` in `jaxcfr match`), `play` and `play_cli`
+(a person against a bot in the terminal, `jaxcfr play`, on pokerkit).
 """
 
 import importlib
@@ -44,6 +45,8 @@ _HOMES = {
   'MatchResult': 'match',
   'play_match': 'match',
   'resolve_policy': 'baselines',
+  'SearchPolicy': 'search',
+  'search_policy': 'search',
   'LBRResult': 'lbr',
   'local_best_response': 'lbr',
 }
@@ -62,6 +65,7 @@ __all__ = [
   'PokerInputError',
   'PublicTree',
   'Spot',
+  'SearchPolicy',
   'SpotSpec',
   'Subgame',
   'SubgameResult',
@@ -78,6 +82,7 @@ __all__ = [
   'play_match',
   'resolve_policy',
   'save_strategy',
+  'search_policy',
   'solve',
   'street_sizes',
   'subgame_solver',

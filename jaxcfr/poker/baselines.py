@@ -17,6 +17,7 @@ check/call (always valid), and one raise-to amount (valid when a raise is allowe
   to_call / (pot + to_call) (so it always checks when free), else folds.
 
     policy = resolve_policy('equity')            # or a blueprint file: jaxcfr.poker.blueprint.load_policy
+    bot = resolve_policy('search:bp.npz')         # the search bot over a blueprint (jaxcfr.poker.search)
 """
 
 from __future__ import annotations
@@ -139,9 +140,24 @@ REGISTRY = {
 }
 
 
-def resolve_policy(spec: str):
-  """A baseline by name (`REGISTRY`), or a policy file loaded by `jaxcfr.poker.blueprint.load_policy`.
-  Raises ValueError with one line naming the problem."""
+SEARCH_PREFIX = 'search:'
+
+
+def resolve_policy(spec: str, think_seconds: float | None = None, streets: tuple[int, ...] | None = None):
+  """A baseline by name (`REGISTRY`), a policy file loaded by `jaxcfr.poker.blueprint.load_policy`, or
+  `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
+  defaults unless `think_seconds` or the re-solved `streets` are given). Raises ValueError with one
+  line naming the problem."""
+  if spec.startswith(SEARCH_PREFIX):
+    inner = spec[len(SEARCH_PREFIX) :]
+    if not inner or inner.startswith(SEARCH_PREFIX):
+      raise ValueError(f'{spec!r}: search: takes a blueprint file or a baseline name, e.g. search:bp.npz')
+    from jaxcfr.poker import search  # noqa: PLC0415
+
+    options = {} if think_seconds is None else {'think_seconds': think_seconds}
+    if streets is not None:
+      options['streets'] = streets
+    return search.search_policy(resolve_policy(inner), name=spec, **options)
   if spec in REGISTRY:
     return REGISTRY[spec]()
   if not os.path.exists(spec):

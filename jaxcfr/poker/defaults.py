@@ -16,3 +16,4 @@ LBR_HANDS = (
 )
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
 BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
+THINK_SECONDS = 1.0  # the search bot's wall seconds per turn and river decision

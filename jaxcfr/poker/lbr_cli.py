@@ -14,7 +14,7 @@ import sys
 
 from jaxcfr import outputs
 from jaxcfr.poker import defaults
-from jaxcfr.poker.match_cli import whole_number
+from jaxcfr.poker.match_cli import add_search_options, whole_number
 
 DESCRIPTION = (
   "Local best response (Lisy & Bowling 2017) against a heads-up no-limit hold'em policy (blinds 50/100, "
@@ -38,6 +38,7 @@ def add_arguments(parser, policy: bool = True) -> None:
     help=f'hands to play (default {defaults.LBR_HANDS:,}; rounded up to whole deal pairs)',
   )  # fmt: skip
   parser.add_argument('--seed', type=whole_number(0), default=0, help='cards and sampling seed (default 0)')
+  add_search_options(parser)
   parser.add_argument(
     '--batch',
     type=whole_number(2),
@@ -55,7 +56,7 @@ def run(args) -> int:
   log = sys.stderr if json_path == '-' else sys.stdout
   try:
     outputs.check_file(json_path, '--json', force=force, suffixes=('.json',))
-    policy = baselines.resolve_policy(args.policy)
+    policy = baselines.resolve_policy(args.policy, args.think_seconds, args.search_streets)
     if args.hands < 4:
       raise ValueError('--hands must be at least 4 for a confidence interval')
     if args.batch < 2:

@@ -31,6 +31,38 @@ def whole_number(low: int):
   return parse
 
 
+def positive_seconds(text: str) -> float:
+  """An argparse type: a positive number of seconds."""
+  try:
+    value = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+  if not value > 0 or value == float('inf'):
+    raise argparse.ArgumentTypeError(f'must be a positive number of seconds, got {text}')
+  return value
+
+
+def search_streets(text: str) -> tuple[int, ...]:
+  """An argparse type: 'turn,river', 'river' or 'turn' as street numbers."""
+  names = {'turn': 2, 'river': 3}
+  parts = [part.strip() for part in text.split(',')]
+  if not parts or any(part not in names for part in parts):
+    raise argparse.ArgumentTypeError(f"{text!r}: the search bot re-solves on 'turn', 'river' or 'turn,river'")
+  return tuple(sorted({names[part] for part in parts}))
+
+
+def add_search_options(parser) -> None:
+  """--think-seconds and --search-streets of search: policies (also used by `lbr_cli`)."""
+  parser.add_argument(
+    '--think-seconds', type=positive_seconds, default=None, metavar='S',
+    help=f'seconds per turn and river decision of a search: policy (default {defaults.THINK_SECONDS:g})',
+  )  # fmt: skip
+  parser.add_argument(
+    '--search-streets', type=search_streets, default=None, metavar='STREETS',
+    help="where a search: policy re-solves: 'turn,river' (default), 'river' or 'turn'",
+  )  # fmt: skip
+
+
 def add_parser(commands, add_output_options) -> None:
   """Adds the `match` subcommand to the `jaxcfr` parser's subcommands."""
   parser = commands.add_parser(
@@ -41,13 +73,16 @@ def add_parser(commands, add_output_options) -> None:
     'milli-big-blinds per hand with a normal 95% confidence interval.',
   )
   names = ', '.join(defaults.BASELINES)
-  parser.add_argument('policy_a', metavar='A', help=f'a baseline ({names}) or a policy file')
+  parser.add_argument(
+    'policy_a', metavar='A', help=f'a baseline ({names}), a policy file, or search:FILE (the search bot)'
+  )
   parser.add_argument('policy_b', metavar='B', help='the opponent, the same way')
   parser.add_argument(
     '--hands', type=whole_number(1), default=defaults.MATCH_HANDS,
     help=f'hands to play (default {defaults.MATCH_HANDS:,}; in duplicate rounded up to whole deal pairs)',
   )  # fmt: skip
   parser.add_argument('--seed', type=whole_number(0), default=0, help='cards and sampling seed (default 0)')
+  add_search_options(parser)
   parser.add_argument(
     '--no-duplicate', action='store_true', help='deal every hand once, seats alternating (more variance)'
   )
@@ -68,8 +103,8 @@ def run(args) -> int:
   log = sys.stderr if args.json == '-' else sys.stdout
   try:
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
-    policy_a = baselines.resolve_policy(args.policy_a)
-    policy_b = baselines.resolve_policy(args.policy_b)
+    policy_a = baselines.resolve_policy(args.policy_a, args.think_seconds, args.search_streets)
+    policy_b = baselines.resolve_policy(args.policy_b, args.think_seconds, args.search_streets)
     duplicate = not args.no_duplicate
     if args.hands < (4 if duplicate else 2):
       raise ValueError(f'--hands must be at least {4 if duplicate else 2} for a confidence interval')

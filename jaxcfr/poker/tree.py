@@ -16,9 +16,16 @@ for raises, comma-separated:
 
 Amounts are whole chips. A size at or above the stack is the all-in; a bet that would leave less
 than `force_all_in` times the pot (once called) behind becomes the all-in; equal amounts merge. A
-raise adds at least the last bet or raise of the round (and at least one chip). `raise_cap`
+raise adds at least the last bet or raise of the round (and at least `min_increment` chips, 1 by
+default; the real game's big blind where amounts must be legal there). `raise_cap`
 limits bets plus raises per round (None: only the stacks do). `donk` sizes replace OOP's first
 bet of the turn or river when IP bet or raised last on the street before (a donk bet).
+
+A subgame may also start in the middle of its first round (`RoundStart`: the chips each player has
+put in this round, who acts, the bets and raises so far, whether each has acted), as a bot re-solving
+at its own decision does: `pot` is then the pot when the round began (equal shares, as every earlier
+round ended level) and `stack` what each had behind then; the opponent's actual bet is the root's
+facing bet, whatever its size.
 
 Chance nodes deal the turn and river cards, one child per card left in the deck (no suit
 isomorphism: a spot keeps its exact cards, and boards like Td9d6hQc have no interchangeable suits
@@ -112,6 +119,32 @@ def street_sizes(bets: str = '60%,e,a', raises: str = '2.5x', donk: str | None =
 
 
 @dataclasses.dataclass(frozen=True)
+class RoundStart:
+  """The first round of a subgame as it stands at the root, when it is partly played: chips each player
+  (OOP, IP) has put in this round, the player to act, bets and raises so far this round, the largest
+  bet or raise increment so far (0: none), and whether each player has acted since the last bet."""
+
+  round_bet: tuple[int, int] = (0, 0)
+  to_act: int = 0
+  raises: int = 0
+  last_increment: int = 0
+  acted: tuple[bool, bool] = (False, False)
+
+  def __post_init__(self):
+    if self.to_act not in (0, 1):
+      raise PokerInputError(f'the player to act is 0 (OOP) or 1 (IP), got {self.to_act!r}')
+    if min(self.round_bet) < 0 or self.raises < 0 or self.last_increment < 0:
+      raise PokerInputError(f'a round start has no negative amounts, got {self}')
+    player, other = self.to_act, 1 - self.to_act
+    if self.round_bet[player] > self.round_bet[other] or (
+      self.acted[player] and self.round_bet[player] == self.round_bet[other]
+    ):
+      raise PokerInputError(
+        f'the round is over or the player to act is not the one facing the action: {self}'
+      )
+
+
+@dataclasses.dataclass(frozen=True)
 class TreeConfig:
   """What shapes a public tree: the starting street, pot and stack, and the bet sizing.
 
@@ -125,6 +158,8 @@ class TreeConfig:
   raise_cap: int | None = None
   force_all_in: float = 0.15
   deck_size: int = 52
+  start: RoundStart | None = None  # the first round partly played (None: it begins at the root)
+  min_increment: int = 1  # the smallest raise increment (the real game's big blind)
 
   def __post_init__(self):
     if self.street not in (1, 2, 3):
@@ -139,6 +174,12 @@ class TreeConfig:
       raise PokerInputError(f'the raise cap must be 0 or more, got {self.raise_cap}')
     if not 0 <= self.force_all_in < 10:
       raise PokerInputError(f'force_all_in must be in [0, 10), got {self.force_all_in}')
+    if not (isinstance(self.min_increment, int | np.integer) and self.min_increment >= 1):
+      raise PokerInputError(
+        f'the minimum raise increment must be a whole number >= 1, got {self.min_increment!r}'
+      )
+    if self.start is not None and max(self.start.round_bet) > self.stack:
+      raise PokerInputError(f'the round start puts in more than the stack: {self.start}')
 
 
 @dataclasses.dataclass
@@ -191,7 +232,7 @@ def _amounts(config: TreeConfig, state: _Round) -> list[tuple[str, int]]:
     sizes = street.bets
   pot_after_call = pot + to_call
   all_in_to = state.round_bet[player] + min(behind, to_call + behind_other)
-  lowest = facing + max(state.last_increment, 1)
+  lowest = facing + max(state.last_increment, config.min_increment)
   streets_left = 4 - state.street
   amounts = set()
   for size in sizes:
@@ -287,11 +328,35 @@ def _add(nodes, states, queue, index, kind, player, child_state, label, street=N
     queue.append(child)
 
 
+def root_round(config: TreeConfig) -> _Round:
+  """The betting state at the root: a fresh round, or `config.start`'s."""
+  start = config.start
+  if start is None:
+    return _Round(config.street, [0, 0], [0, 0], 0)
+  return _Round(
+    config.street,
+    list(start.round_bet),
+    list(start.round_bet),
+    start.to_act,
+    raises=start.raises,
+    last_increment=start.last_increment,
+    acted=list(start.acted),
+    last_aggressor=-1 if start.raises == 0 else int(start.round_bet[1] > start.round_bet[0]),
+  )
+
+
+def root_actions(config: TreeConfig) -> list[tuple[str, str, int]]:
+  """(kind 'fold' | 'check' | 'call' | 'bet', label, this round's total after the action) of the root's
+  actions, in the order of its children."""
+  return _actions(config, root_round(config))
+
+
 def build(config: TreeConfig) -> list[_Node]:
   """The public tree's nodes in breadth-first order (children listed by position)."""
   deck_left = config.deck_size - BOARD_SIZE[config.street]
-  nodes = [_Node(DECISION, 0, (0, 0), config.street, ())]
-  states = {0: _Round(config.street, [0, 0], [0, 0], 0)}
+  root = root_round(config)
+  nodes = [_Node(DECISION, root.to_act, tuple(root.added), config.street, ())]
+  states = {0: root}
   queue = collections.deque([0])
   while queue:
     index = queue.popleft()

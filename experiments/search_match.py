@@ -1,0 +1,80 @@
+"""The search bot against its own blueprint in duplicate: mbb/hand with the 95% CI, and the think time
+per decision by street (median, and the 90th percentile), with each street's re-solve iterations and
+exploitability at the end (% of the pot, river only).
+
+    python experiments/search_match.py /work/runs/small/bp-3600.npz --tables /work/tables-small \\
+      --hands 200 --think-seconds 1 --json search_match.json
+
+The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
+cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
+first decisions of each tree shape include compiling and are slow (the medians mostly are not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from jaxcfr import backend, outputs
+from jaxcfr.poker import match, search
+from jaxcfr.poker.blueprint import load_policy
+from jaxcfr.poker.match_cli import positive_seconds, whole_number
+
+STREETS = ('preflop', 'flop', 'turn', 'river')
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('blueprint', help='a blueprint file (.npz)')
+  parser.add_argument('--tables', default=None, help="the blueprint's abstraction tables (default: recorded)")
+  parser.add_argument('--hands', type=whole_number(4), default=200, help='hands (default 200)')
+  parser.add_argument('--seed', type=whole_number(0), default=0)
+  parser.add_argument('--batch', type=whole_number(2), default=200, help='hands played at once (default 200)')
+  parser.add_argument('--think-seconds', type=positive_seconds, default=1.0)
+  parser.add_argument('--streets', default='turn,river', help="streets re-solved (default 'turn,river')")
+  parser.add_argument('--json', default=None, metavar='PATH')
+  parser.add_argument('--force', action='store_true')
+  args = parser.parse_args(argv)
+  try:
+    streets = tuple(STREETS.index(name.strip()) for name in args.streets.split(','))
+    outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
+    blueprint = load_policy(args.blueprint, args.tables)
+    bot = search.search_policy(blueprint, think_seconds=args.think_seconds, seed=args.seed, streets=streets)
+  except ValueError as error:
+    print(f'search_match: error: {error}', file=sys.stderr)
+    return 2
+  backend.enable_compilation_cache()
+  result = match.play_match(bot, blueprint, args.hands, seed=args.seed, batch=args.batch)
+  report = result.to_json()
+  report['think_seconds'] = args.think_seconds
+  report['streets'] = [STREETS[s] for s in streets]
+  report['decisions'] = {}
+  for street, times in bot.timings.items():
+    if not times:
+      continue
+    solves = [(it, pct) for s, it, pct, _ in bot.solves if s == street]
+    report['decisions'][STREETS[street]] = {
+      'count': len(times),
+      'median_seconds': float(np.median(times)),
+      'p90_seconds': float(np.percentile(times, 90)),
+      'median_iterations': float(np.median([it for it, _ in solves])) if solves else None,
+      'median_exploitability_pct': float(np.nanmedian([p for _, p in solves]))
+      if solves and not np.isnan([p for _, p in solves]).all()
+      else None,
+    }
+  print(
+    f'{result.policy_a} vs {result.policy_b}: {result.hands} hands in {result.seconds:.0f} s: '
+    f'{result.mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, {result.ci95_high:+.1f}]'
+  )
+  for name, row in report['decisions'].items():
+    print(f'  {name}: {json.dumps(row)}')
+  if args.json:
+    outputs.write_json(args.json, report, force=args.force)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

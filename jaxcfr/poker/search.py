@@ -1,0 +1,564 @@
+"""Real-time search: a bot that re-solves the subgame it is in at its turn and river decisions.
+
+    bot = search_policy(load_policy('bp.npz'), think_seconds=1.0)
+    actions, probabilities = bot.strategy(state, holes)      # an `nlhe.Policy`, like the blueprint
+    bot.median_think_seconds()                               # {street: seconds per decision}
+
+Preflop and on the flop the bot plays its blueprint (it delegates). At a decision of the bot on the turn
+or river (`SearchConfig.streets`) it
+
+1. tracks both players' ranges over the 1,326 hole pairs (`track_ranges`): uniform at the deal, times
+   at every past action the probability the strategy that was played gives that action with each pair
+   (one query with all 1,326 pairs per action, as local best response does): the bot's own actions on
+   its search streets under its re-solve there (cached, or solved again; `track_own`), every other
+   action under the blueprint (an off-tree raise first translated to one of the blueprint's raise
+   amounts pseudo-harmonically with the hand's `state.noise`, as the blueprint translates it); then
+   cleared of the pairs the visible board blocks, and mixed with `range_floor` (0.1%) of the uniform
+   range, so that a hand the blueprint would not have played this way still gets a strategy. Neither
+   range is cleared of the bot's own hole cards: the ranges are public beliefs, so one solve serves
+   every hand the bot may hold (and range queries), and the solver removes, for each of the bot's
+   hands, the opponent's pairs that share a card with it (card removal per hand pair in the subgame's
+   values), which is the opponent's range as the bot holding that hand sees it.
+2. builds the subgame at the current public state (`subgame_config`): the real board, the pot when
+   the round began and the stacks behind then, the round as played so far (`tree.RoundStart`: the
+   chips each has put in this round, who acts, the bets and raises so far), so that the opponent's
+   actual bet, off the abstraction or not, is the root's facing bet; with the real game's minimum
+   raise (the big blind, or the round's last increment) and `SearchConfig`'s bet sizes: a river
+   subgame bets 33% or 75% of the pot or all-in and raises 2.5x or all-in (finer than the small
+   blueprint's 75% bets and pot raises); a turn subgame, which deals 48 river cards, bets 75% or
+   all-in and raises all-in on the turn, and bets 75% without raises on the river (1,509 public
+   nodes 200 big blinds deep: about 10 iterations a second on this 2-core CPU);
+3. solves it to the end of the hand (`SearchConfig.algorithm`, DCFR by default) until
+   `think_seconds` have passed since the decision began, or the exploitability is at most
+   `target_pct` % of the pot (checked on the river only), or `iterations`, whichever first, but at
+   least `min_iterations` (10), and plays the average strategy of the root for the bot's hand; the
+   root's actions are real, legal actions (fold, check or call, bets and raises to their amounts).
+
+Trees are padded to an envelope per street (on the turn, per round start) that grows as new shapes
+come, so that spots of other pots and stacks reuse compiled programs (`build_spot`); the first
+decisions of a shape include compiling (seconds; JAX's persistent cache keeps the programs between
+runs when enabled, as the `jaxcfr` command does).
+
+This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
+root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
+strategy may be more exploitable than the blueprint in principle; what it gains is the exact cards,
+the finer bet sizes and the real pot instead of a translated one.
+
+Stateless (the `nlhe.Policy` protocol): everything comes from the state (history, visible board, the
+noise of the actions so far); a re-solve is cached by that public key, so the K candidate hands of a
+query, repeated queries of a public state (local best response's) and duplicate deals that reach the
+same public state solve once. With `think_seconds` the iterations depend on the machine's speed, so
+play is not reproducible bit for bit; with `think_seconds=None` and `iterations=N` it is deterministic.
+
+Glossary: B hands, H = 1,326 hole pairs (canonical order `abstractions.HOLES`), A actions, K candidate
+hole pairs of a query.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import statistics
+import time
+
+import jax
+import numpy as np
+
+from abstractions import HOLES
+from jaxcfr import backend, protocol
+from jaxcfr.poker import defaults, lbr, nlhe, subgame, tree
+from jaxcfr.poker.solver import subgame_solver
+
+NUM_PAIRS = len(HOLES)  # H
+PAIR_INDEX = lbr._PAIR_INDEX  # [52, 52] -> position in HOLES
+SEARCH_STREETS = (2, 3)  # turn and river
+# Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
+# the first two, a river subgame its river with the third. A turn subgame deals 48 river cards, so
+# its size is kept small to fit the think time (1,509 public nodes); a river subgame is tiny.
+TURN_SIZES = (('75%,a', 'a'), ('75%', ''))  # turn subgames: the turn round, then the river rounds
+RIVER_SIZES = ('33%,75%,a', '2.5x,a')  # river subgames
+CACHE_ENTRIES = 4096  # public states whose re-solved root strategy is kept (float32, ~25 kB each)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+  """How the bot searches: the streets it re-solves on, its bet sizes on the turn and river
+  (postflop-solver's syntax, `tree.street_sizes`), the solver, and the budget of one decision."""
+
+  think_seconds: float | None = defaults.THINK_SECONDS  # wall seconds per decision (None: no limit)
+  iterations: int | None = None  # at most this many iterations (None: only the time and target)
+  target_pct: float | None = 0.5  # stop once the exploitability is at most this % of the pot (river)
+  eval_every: int = 10  # iterations between exploitability checks (when a target is set)
+  min_iterations: int = 10  # at least this many, whatever the time (an average of fewer is noise)
+  range_floor: float = 1e-3  # share of each range spread evenly over the pairs the board leaves
+  track_own: bool = True  # the bot's own actions on `streets` weigh its range by its re-solves
+  algorithm: str = 'dcfr'
+  turn_sizes: tuple[tuple[str, str], tuple[str, str]] = TURN_SIZES
+  river_sizes: tuple[str, str] = RIVER_SIZES
+  raise_cap: int | None = None
+  force_all_in: float = 0.15
+  streets: tuple[int, ...] = SEARCH_STREETS
+  seed: int = 0  # the solver's key (full-width algorithms sample nothing)
+
+  def __post_init__(self):
+    if self.think_seconds is None and self.iterations is None:
+      raise ValueError('a search needs a budget: think_seconds or iterations')
+    if not (isinstance(self.min_iterations, int) and self.min_iterations >= 1):
+      raise ValueError(f'min_iterations must be a whole number >= 1, got {self.min_iterations!r}')
+    if self.think_seconds is not None and not self.think_seconds > 0:
+      raise ValueError(f'think_seconds must be positive, got {self.think_seconds!r}')
+    if self.iterations is not None and not (isinstance(self.iterations, int) and self.iterations >= 1):
+      raise ValueError(f'iterations must be a whole number >= 1, got {self.iterations!r}')
+    if not set(self.streets) <= set(SEARCH_STREETS):
+      raise ValueError(f'search re-solves on the turn and river (streets 2, 3), got {self.streets}')
+
+  def sizes(self, street: int) -> tuple[tree.StreetSizes, tree.StreetSizes, tree.StreetSizes]:
+    """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (2 or 3)."""
+    if street == 3:
+      river = tree.street_sizes(*self.river_sizes)
+      return (river, river, river)
+    turn, river = (tree.street_sizes(*sizes) for sizes in self.turn_sizes)
+    return (turn, turn, river)
+
+
+# 1. Ranges.
+
+
+def _raise_slot(state: nlhe.HandState, actions: nlhe.ActionSet, amount, noise) -> np.ndarray:
+  """The slot [n] of `actions` that a real raise to `amount` [n] maps to: the raise of that amount if
+  offered, else pseudo-harmonic translation of its size (raise over the top bet / pot after calling)
+  between the offered raises' sizes, drawn with `noise` [n]; -1 where no raise is offered."""
+  from jaxcfr.poker.blueprint.policy import _translate  # noqa: PLC0415  (shared with the blueprint)
+
+  kind, offered, valid = actions
+  raises = valid & (kind == nlhe.RAISE)
+  rows = np.arange(len(amount))
+  mine, theirs = state.round_bet[rows, state.to_act], state.round_bet[rows, 1 - state.to_act]
+  top = np.maximum(mine, theirs)
+  after_call = np.maximum(nlhe.pot(state) + top - mine, 1)
+  exact = raises & (offered == amount[:, None])
+  fractions = np.where(raises, (offered - top[:, None]) / after_call[:, None], np.nan)
+  translated = _translate((amount - top) / after_call, fractions, noise)
+  return np.where(exact.any(1), np.argmax(exact, 1), np.where(raises.any(1), translated, -1))
+
+
+def likelihood(state: nlhe.HandState, policy, kind, amount, noise) -> np.ndarray:
+  """P(the real action kind [n], amount [n] | pair) under `policy` at `state` (its player to act),
+  float64 [n, H]: the probability of the policy's slot for that action (fold, check/call, or the
+  raise it is translated to, see `_raise_slot`); 1 for every pair where the policy offers no such
+  slot (the action says nothing it can weigh); 0 for pairs the visible board blocks."""
+  actions, probs = lbr.query(policy, state)
+  actions = nlhe.ActionSet(*(np.asarray(x) for x in actions))
+  kinds, valid = actions.kind, actions.valid
+  first = lambda mask: np.where(mask.any(1), np.argmax(mask, 1), -1)  # noqa: E731
+  slot = np.select(
+    [kind == nlhe.FOLD, kind == nlhe.CALL],
+    [first(valid & (kinds == nlhe.FOLD)), first(valid & (kinds == nlhe.CALL))],
+    _raise_slot(state, actions, amount, noise),
+  )
+  found = slot >= 0
+  weights = lbr.action_likelihood(actions, probs, np.maximum(slot, 0))
+  return np.where(found[:, None], weights, 1.0)
+
+
+def track_ranges(policy, state: nlhe.HandState, own=None, own_streets=()) -> np.ndarray:
+  """Both players' ranges float64 [B, 2, H] (by seat, each summing to 1) after each hand's history,
+  by Bayes' rule under `policy` (see the module): uniform, times `likelihood` of every past action,
+  cleared of the pairs the visible board blocks. With `own`, the actions of the player to act at
+  `state` taken on `own_streets` are weighed under `own` instead (the search bot's own re-solves). A
+  history the policy gives probability 0 with every pair (which it would never play) leaves the range
+  as it was before that action."""
+  batch = len(state.street)
+  weights = np.ones((batch, 2, NUM_PAIRS))
+  real = nlhe.initial(state.hole, state.board, state.rules, state.noise)
+  for t in range(int(state.num_actions.max(initial=0))):
+    acting = t < state.num_actions
+    index = np.flatnonzero(acting)
+    sub = nlhe.take(real, index)
+    kind, amount = state.history[index, t, 1], state.history[index, t, 2]
+    seat = sub.to_act.astype(np.int64)
+    mine = np.zeros(len(index), bool)
+    if own is not None:
+      mine = (seat == state.to_act[index]) & np.isin(sub.street, own_streets)
+    update = np.empty((len(index), NUM_PAIRS))
+    for who, rows in ((policy, np.flatnonzero(~mine)), (own, np.flatnonzero(mine))):
+      if len(rows):
+        noise = state.noise[index[rows], t]
+        update[rows] = likelihood(nlhe.take(sub, rows), who, kind[rows], amount[rows], noise)
+    update *= weights[index, seat]
+    keep = update.sum(1, keepdims=True) > 0
+    weights[index, seat] = np.where(keep, update, weights[index, seat])
+    real = nlhe.apply(real, state.history[:, t, 1], state.history[:, t, 2], acting)
+  weights = np.where(lbr.blocked(nlhe.visible_board(state))[:, None, :], 0.0, weights)
+  total = weights.sum(2, keepdims=True)
+  return weights / np.where(total > 0, total, 1.0)
+
+
+def floor_ranges(ranges: np.ndarray, board: np.ndarray, floor: float) -> np.ndarray:
+  """(1 - floor) * ranges [2, H] + floor * uniform over the pairs `board` (int [5], -1 unseen) leaves:
+  every pair the bot may hold then has reach in the subgame, so its re-solved strategy is defined
+  (one the blueprint never plays this way would have weight 0 and a meaningless uniform average)."""
+  possible = ~lbr.blocked(board[None])[0]
+  return (1 - floor) * ranges + floor * possible / possible.sum()
+
+
+# 2. The subgame at a real state.
+
+
+def subgame_config(state: nlhe.HandState, b: int, config: SearchConfig) -> tree.TreeConfig:
+  """The public tree of hand b's current state (postflop, a player to act): tree player 0 (OOP) is
+  seat 1 (the big blind), tree player 1 (IP) seat 0; pot and stack as the round began; the round so
+  far as the root's `RoundStart`; the real minimum raise."""
+  street = int(state.street[b])
+  if street not in (1, 2, 3) or state.finished[b]:
+    raise ValueError(f'hand {b}: a subgame starts at a postflop decision (street {street})')
+  round_bet = state.round_bet[b].astype(np.int64)
+  before = state.committed[b] - round_bet  # [2] each seat's chips before this round (equal)
+  if before[0] != before[1]:
+    raise ValueError(f'hand {b}: the round began with unequal commitments {before.tolist()}')
+  seat = int(state.to_act[b])
+  fresh = not state.acted[b].any() and int(state.raises[b]) == 0 and not round_bet.any()
+  start = None
+  if not fresh:
+    start = tree.RoundStart(
+      round_bet=(int(round_bet[1]), int(round_bet[0])),
+      to_act=1 - seat,
+      raises=int(state.raises[b]),
+      last_increment=int(state.last_increment[b]),
+      acted=(bool(state.acted[b, 1]), bool(state.acted[b, 0])),
+    )
+  return tree.TreeConfig(
+    street,
+    int(before.sum()),
+    int(state.rules.stack - before[0]),
+    config.sizes(street),
+    config.raise_cap,
+    config.force_all_in,
+    start=start,
+    min_increment=int(state.rules.big_blind),
+  )
+
+
+def root_action_set(state: nlhe.HandState, b: int, tree_config: tree.TreeConfig) -> nlhe.ActionSet:
+  """The root's actions (in the order of its children) as real actions of hand b, [1, A]."""
+  options = nlhe.legal(nlhe.take(state, [b]))
+  kinds, amounts = [], []
+  for kind, _, amount in tree.root_actions(tree_config):
+    if kind == 'fold':
+      kinds.append(nlhe.FOLD), amounts.append(0)
+    elif kind in ('check', 'call'):
+      kinds.append(nlhe.CALL), amounts.append(int(options.call_to[0]))
+    else:
+      kinds.append(nlhe.RAISE), amounts.append(amount)
+  actions = nlhe.ActionSet(
+    np.array([kinds], np.int8), np.array([amounts], np.int64), np.ones((1, len(kinds)), bool)
+  )
+  for slot in range(len(kinds)):
+    if not nlhe.is_legal(nlhe.take(state, [b]), actions.kind[:, slot], actions.amount[:, slot])[0]:
+      raise AssertionError(f'the subgame root action {kinds[slot]} {amounts[slot]} is not legal in hand {b}')
+  return actions
+
+
+def build_spot(
+  state: nlhe.HandState, b: int, ranges: np.ndarray, config: SearchConfig, shapes: dict | None = None
+) -> subgame.Subgame:
+  """The subgame of hand b with the seats' ranges `ranges` [2, H] (by seat).
+
+  `shapes` ({`envelope_key`: `subgame.TreeShape`}, updated in place): the tree is padded to its key's
+  envelope, grown to hold it when it does not, so that spots of many pots and stacks share one
+  compiled program (padding weighs nothing: the values are the unpadded tree's)."""
+  tree_config = subgame_config(state, b, config)
+  board = state.board[b, : nlhe.BOARD_SIZES[state.street[b]]].tolist()
+  shape = None
+  if shapes is not None:
+    key = envelope_key(tree_config)
+    own = subgame.tree_shape(tree_config)
+    if key not in shapes:
+      shapes[key] = seed_envelope(tree_config)
+    shapes[key] = shape = shapes[key].union(own)
+  tree_arrays = subgame.build_tree(tree_config, shape=shape)
+  spot = subgame.make_spot(tree_arrays, board, (ranges[1], ranges[0]))  # (OOP, IP) = seats (1, 0)
+  return subgame.Subgame(tree_arrays, spot)
+
+
+SEED_SCALES = (0.25, 0.5, 2.0, 4.0, 8.0, 16.0)  # pot multiples an envelope is first built over
+
+
+def envelope_key(tree_config: tree.TreeConfig) -> tuple:
+  """What groups subgames into one padded shape: on the river (trees of a few hundred nodes) the
+  street alone; on the turn the street and how the round stands (who acts, bets and raises so far,
+  whether anyone has acted), so that padding costs little there."""
+  if tree_config.street == 3:
+    return (3,)
+  start = tree_config.start
+  return (
+    (tree_config.street,) if start is None else (tree_config.street, start.to_act, start.raises, start.acted)
+  )
+
+
+def seed_envelope(tree_config: tree.TreeConfig) -> subgame.TreeShape:
+  """The envelope of `tree_config`'s tree and the trees of the same round at other stack-to-pot
+  ratios (the pot and the round's bets scaled by `SEED_SCALES`), so that an envelope rarely grows
+  (each growth compiles anew). On the river also fresh rounds and rounds facing a bet."""
+  configs = [tree_config]
+  variants = [tree_config]
+  if tree_config.street == 3:
+    variants += [
+      dataclasses.replace(tree_config, start=start)
+      for start in (
+        None,
+        tree.RoundStart((0, 0), 1, 0, 0, (True, False)),
+        tree_config.start or tree.RoundStart((0, 0), 1, 0, 0, (True, False)),
+      )
+    ]
+  for variant in variants:
+    for scale in SEED_SCALES:
+      start = variant.start
+      if start is not None:
+        start = dataclasses.replace(
+          start,
+          round_bet=tuple(int(round(x * scale)) for x in start.round_bet),
+          last_increment=int(round(start.last_increment * scale)),
+        )
+      pot = max(1, int(round(variant.pot * scale)))
+      if start is None or max(start.round_bet) < variant.stack:
+        configs.append(dataclasses.replace(variant, pot=pot, start=start))
+  return subgame.envelope(configs)
+
+
+# 3. Solving.
+
+
+@functools.cache
+def _programs(algorithm: str):
+  """The solver and its compiled pieces (jit caches them per tree shape)."""
+  solver = subgame_solver(algorithm)
+  return (
+    solver,
+    backend.jit(solver.init),
+    backend.jit(lambda state, game, n: protocol.run(solver, state, game, n)),
+    backend.jit(solver.average_policy),
+    backend.jit(lambda policy, game: game.evaluate_profile(policy)[0] / 2),
+  )
+
+
+@dataclasses.dataclass(frozen=True)
+class Solved:
+  """One re-solve: the root's real actions [A], the root strategy of every pair [H, A] (check/call
+  for pairs the board blocks), and how it went."""
+
+  actions: nlhe.ActionSet  # [1, A]
+  probabilities: np.ndarray  # float32 [H, A]
+  iterations: int
+  exploitability_pct: float  # at the last check (river), nan when not checked
+  seconds: float
+
+
+def solve_spot(game: subgame.Subgame, config: SearchConfig, deadline: float | None) -> tuple:
+  """(average policy [D, A, H], iterations, exploitability % of the pot at the last check or nan) of
+  `game` under the budget: `config.iterations`; `config.target_pct`, checked every `eval_every`
+  iterations on the river only (on the turn an exact check costs about an iteration, and the budget
+  allows few); the wall clock `deadline` (a `time.perf_counter()` value); and at least
+  `config.min_iterations` (capped by `config.iterations`) whatever the time. Deterministic unless the
+  deadline stops it."""
+  _, init, run, average, exploitability = _programs(config.algorithm)
+  state = init(game, jax.random.key(config.seed))
+  pot = game.tree.info.config.pot
+  done, per_iteration, checked = 0, None, float('nan')
+  river = game.tree.info.config.street == 3
+  target = None if config.target_pct is None or not river else config.target_pct / 100 * pot
+  least = (
+    config.min_iterations if config.iterations is None else min(config.min_iterations, config.iterations)
+  )
+  while config.iterations is None or done < config.iterations:
+    steps = config.eval_every - done % config.eval_every if target is not None else 1 << 30
+    if config.iterations is not None:
+      steps = min(steps, config.iterations - done)
+    if done < least:  # the first chunk (which may compile) is the first iteration alone
+      steps = min(steps, least - done) if done else 1
+    elif deadline is not None:
+      left = deadline - time.perf_counter()
+      if left < 0.5 * per_iteration:
+        break
+      steps = max(1, min(steps, int(left / per_iteration)))
+    started = time.perf_counter()
+    state = jax.block_until_ready(run(state, game, np.int32(steps)))
+    if done:  # the first chunk's time includes compiling
+      per_iteration = (time.perf_counter() - started) / steps
+    done += steps
+    if per_iteration is None and done >= least:
+      per_iteration = time.perf_counter() - started
+    if target is not None and done % config.eval_every == 0:
+      checked = float(exploitability(average(state, game), game))
+      if checked <= target:
+        break
+  policy = np.asarray(average(state, game))
+  return policy, done, 100 * checked / pot
+
+
+def resolve(
+  state: nlhe.HandState, b: int, ranges: np.ndarray, config: SearchConfig, deadline=None, shapes=None
+) -> Solved:
+  """Re-solves hand b's public state with the seats' ranges [2, H] (see the module; `shapes` as in
+  `build_spot`)."""
+  started = time.perf_counter()
+  ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
+  game = build_spot(state, b, ranges, config, shapes)
+  info = game.tree.info
+  if info.decisions[0] != 0:
+    raise AssertionError('the root is not the first decision row')
+  policy, iterations, exploitability_pct = solve_spot(game, config, deadline)
+  actions = root_action_set(state, b, info.config)
+  width = actions.kind.shape[1]
+  root = policy[0, :width].T  # [H_board, A]
+  hands = np.asarray(game.spot.hands)
+  probabilities = np.zeros((NUM_PAIRS, width))
+  call = int(np.flatnonzero(actions.kind[0] == nlhe.CALL)[0])
+  probabilities[:, call] = 1.0  # pairs the board blocks: a nominal check/call
+  probabilities[PAIR_INDEX[hands[:, 0], hands[:, 1]]] = root
+  probabilities = (probabilities / probabilities.sum(1, keepdims=True)).astype(np.float32)
+  return Solved(actions, probabilities, iterations, exploitability_pct, time.perf_counter() - started)
+
+
+# 4. The policy.
+
+
+def public_key(state: nlhe.HandState, b: int) -> tuple:
+  """What a re-solve of hand b depends on: the history, the visible board, the noise of the actions
+  played (action translation in range tracking), and the rules."""
+  n = int(state.num_actions[b])
+  return (
+    state.history[b, :n].tobytes(),
+    nlhe.visible_board(nlhe.take(state, [b]))[0].tobytes(),
+    state.noise[b, :n].tobytes(),
+    state.rules,
+  )
+
+
+def _pad(actions: nlhe.ActionSet, probabilities: np.ndarray, width: int):
+  """ActionSet [n, A] and probabilities [n, K, A] padded with invalid slots to `width`."""
+  extra = width - actions.kind.shape[1]
+  if extra == 0:
+    return actions, probabilities
+  pad = lambda x, value: np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, extra)], constant_values=value)  # noqa: E731
+  return nlhe.ActionSet(pad(actions.kind, nlhe.CALL), pad(actions.amount, 0), pad(actions.valid, False)), pad(
+    probabilities, 0.0
+  )
+
+
+class SearchPolicy:
+  """The search bot as an `nlhe.Policy` (see the module). `timings` holds the seconds of each
+  decision the bot worked out, per street (a re-solve, or the blueprint's share of a batched query);
+  cached answers are not counted; `solves` lists each re-solve's (street, iterations,
+  exploitability %, seconds)."""
+
+  def __init__(self, blueprint, config: SearchConfig, name: str | None = None):
+    self.blueprint = blueprint
+    self.config = config
+    self.name = name or f'search:{getattr(blueprint, "name", "blueprint")}'
+    self.timings = {street: [] for street in range(4)}
+    self.solves = []
+    self._cache = collections.OrderedDict()
+    self._shapes = {}  # street -> the envelope its subgames are padded to
+
+  def median_think_seconds(self) -> dict[int, float]:
+    """{street: median seconds per decision} over the streets with decisions."""
+    return {street: statistics.median(times) for street, times in self.timings.items() if times}
+
+  def strategy(self, state: nlhe.HandState, holes: np.ndarray) -> tuple[nlhe.ActionSet, np.ndarray]:
+    """Real actions [B, A] and probabilities [B, K, A] (`nlhe.Policy`)."""
+    holes = np.asarray(holes)
+    batch = len(state.street)
+    if holes.ndim != 3 or holes.shape[0] != batch or holes.shape[2] != 2:
+      raise ValueError(f'holes must be [B, K, 2] for B = {batch}, got {holes.shape}')
+    searched = ~state.finished & np.isin(state.street, self.config.streets)
+    parts = []  # (rows, actions, probabilities)
+    delegated = np.flatnonzero(~searched)
+    if len(delegated):
+      started = time.perf_counter()
+      actions, probs = self.blueprint.strategy(nlhe.take(state, delegated), holes[delegated])
+      share = (time.perf_counter() - started) / len(delegated)
+      for street in state.street[delegated]:
+        self.timings[int(street)].append(share)
+      parts.append((delegated, nlhe.ActionSet(*(np.asarray(x) for x in actions)), np.asarray(probs)))
+    rows = np.flatnonzero(searched)
+    if len(rows):
+      for b, solved in zip(rows, self._solved(state, rows), strict=True):
+        pairs = PAIR_INDEX[holes[b, :, 0].astype(np.int64), holes[b, :, 1].astype(np.int64)]
+        probs = np.where(pairs[:, None] >= 0, solved.probabilities[np.maximum(pairs, 0)], 0.0)
+        parts.append((np.array([b]), solved.actions, probs[None]))
+    width = max((part[1].kind.shape[1] for part in parts), default=1)
+    count = holes.shape[1]
+    kind = np.full((batch, width), nlhe.CALL, np.int8)
+    amount = np.zeros((batch, width), np.int64)
+    valid = np.zeros((batch, width), bool)
+    probabilities = np.zeros((batch, count, width))
+    for index, actions, probs in parts:
+      actions, probs = _pad(actions, probs, width)
+      kind[index], amount[index], valid[index] = actions
+      probabilities[index] = probs
+    return nlhe.ActionSet(kind, amount, valid), probabilities
+
+  def _solved(self, state: nlhe.HandState, rows: np.ndarray) -> list[Solved]:
+    """The re-solve of each of `rows` (cached by public key; the missing ones solved one by one)."""
+    keys = [public_key(state, b) for b in rows]
+    found = {key: self._cache[key] for key in keys if key in self._cache}
+    missing = {}
+    for b, key in zip(rows, keys, strict=True):
+      if key not in found:
+        missing.setdefault(key, b)
+    if missing:
+      started = time.perf_counter()
+      todo = np.array(list(missing.values()))
+      own = (self, self.config.streets) if self.config.track_own else (None, ())
+      ranges = track_ranges(self.blueprint, nlhe.take(state, todo), *own)
+      share = (time.perf_counter() - started) / len(todo)
+      for key, b, weights in zip(missing, todo, ranges, strict=True):
+        deadline = None
+        if self.config.think_seconds is not None:
+          deadline = time.perf_counter() + self.config.think_seconds - share
+        solved = resolve(state, int(b), weights, self.config, deadline, self._shapes)
+        street = int(state.street[b])
+        self.timings[street].append(share + solved.seconds)
+        self.solves.append((street, solved.iterations, solved.exploitability_pct, share + solved.seconds))
+        found[key] = self._cache[key] = solved
+    for key in keys:
+      if key in self._cache:
+        self._cache.move_to_end(key)
+    while len(self._cache) > CACHE_ENTRIES:
+      self._cache.popitem(last=False)
+    return [found[key] for key in keys]
+
+
+def search_policy(
+  blueprint,
+  *,
+  think_seconds: float | None = defaults.THINK_SECONDS,
+  seed: int = 0,
+  iterations: int | None = None,
+  target_pct: float | None = 0.5,
+  turn_sizes: tuple[tuple[str, str], tuple[str, str]] = TURN_SIZES,
+  river_sizes: tuple[str, str] = RIVER_SIZES,
+  streets: tuple[int, ...] = SEARCH_STREETS,
+  track_own: bool = True,
+  algorithm: str = 'dcfr',
+  name: str | None = None,
+) -> SearchPolicy:
+  """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
+  queries): re-solves its decisions on `streets` (turn and river) for `think_seconds` each (or
+  `iterations`, or until `target_pct` % of the pot) with the (bets, raises) sizes `turn_sizes` (a turn
+  subgame's turn and river rounds) and `river_sizes`; `track_own`: weigh the bot's own past actions on
+  `streets` by its re-solves (else by the blueprint); see the module."""
+  config = SearchConfig(
+    think_seconds=think_seconds,
+    iterations=iterations,
+    target_pct=target_pct,
+    algorithm=algorithm,
+    turn_sizes=tuple(tuple(sizes) for sizes in turn_sizes),
+    river_sizes=tuple(river_sizes),
+    streets=tuple(streets),
+    track_own=track_own,
+    seed=seed,
+  )
+  return SearchPolicy(blueprint, config, name)
