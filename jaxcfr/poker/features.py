@@ -44,21 +44,28 @@ def encode(hole, board, shown, street, committed, player, stack: float, history=
   hole int [..., 2] (the player to act's cards), board int [..., 5] (slots at and past `shown` are
   ignored), shown int [...] (board cards visible), street int [...], committed [..., 2] (chips each
   player has put in over the hand), player int [...] (to act), stack: the starting stack."""
-  hole = jnp.asarray(hole).astype(jnp.int32)
-  board = jnp.asarray(board).astype(jnp.int32)
-  committed = jnp.asarray(committed).astype(jnp.float32)
-  player = jnp.asarray(player).astype(jnp.int32)
+  hole, board, committed = (jnp.asarray(x) for x in (hole, board, committed))
+  shown, street, player = (jnp.asarray(x) for x in (shown, street, player))
+  lead = jnp.broadcast_shapes(
+    hole.shape[:-1], board.shape[:-1], committed.shape[:-1], shown.shape, street.shape, player.shape,
+    *(() if history is None else (jnp.shape(history)[:-1],)),
+  )  # fmt: skip
+  hole = jnp.broadcast_to(hole, (*lead, 2)).astype(jnp.int32)
+  board = jnp.broadcast_to(board, (*lead, 5)).astype(jnp.int32)
+  committed = jnp.broadcast_to(committed, (*lead, 2)).astype(jnp.float32)
+  shown, street = jnp.broadcast_to(shown, lead), jnp.broadcast_to(street, lead)
+  player = jnp.broadcast_to(player, lead).astype(jnp.int32)
   low, high = jnp.minimum(hole[..., 0], hole[..., 1]), jnp.maximum(hole[..., 0], hole[..., 1])
   flop = jnp.sort(board[..., :3], axis=-1)
   board = jnp.concatenate([flop, board[..., 3:5]], -1)
-  visible = jnp.arange(5) < jnp.asarray(shown)[..., None]  # [..., 5]
+  visible = jnp.arange(5) < shown[..., None]  # [..., 5]
   cards = jnp.concatenate(
     [
       jnp.stack([low, high], -1)[..., :, None] == jnp.arange(52),  # [..., 2, 52]
       (board[..., :, None] == jnp.arange(52)) & visible[..., None],  # [..., 5, 52]
     ],
     -2,
-  ).reshape(*hole.shape[:-1], 7 * 52)
+  ).reshape(*lead, 7 * 52)
   mine = jnp.take_along_axis(committed, player[..., None], -1)[..., 0]
   theirs = jnp.take_along_axis(committed, 1 - player[..., None], -1)[..., 0]
   own, opponent = stack - mine, stack - theirs
@@ -66,7 +73,7 @@ def encode(hole, board, shown, street, committed, player, stack: float, history=
   chips = jnp.stack([mine + theirs, own, opponent, to_call], -1) / stack
   parts = [cards.astype(jnp.float32), _one_hot(street, 4), chips.astype(jnp.float32)]
   if history is not None:
-    parts.append(jnp.asarray(history, jnp.float32))
+    parts.append(jnp.broadcast_to(jnp.asarray(history, jnp.float32), (*lead, jnp.shape(history)[-1])))
   return jnp.concatenate(parts, -1)
 
 

@@ -1,0 +1,293 @@
+"""Deep CFR (Brown et al. 2019) on the blueprint's abstract game: networks of hold'em features instead of
+a bucket table, over sampled deals.
+
+Each update t, for player 0 and then player 1 (the traverser p):
+
+1. `traversals` deals (two hole pairs, the whole board) are drawn, and both players' advantage networks
+   are queried on the features (`jaxcfr.poker.features`) of every (decision row, deal) pair in one
+   batched pass: the first layer splits into a card part (per seat, street and deal) and a node part
+   (per row: street, chips, betting history), added before the ReLU, so the `[D, B, F]` inputs are
+   never built. Regret matching of the predicted advantages (`deep_cfr.advantage_matching`; uniform
+   before a network's first training) gives each row's strategy.
+2. The same dense external-sampling pass as the tabular trainer (`mccfr.walk`) gives p's instant
+   regrets at the rows it reaches; they enter p's advantage reservoir as `(key, t, regret / stack)`,
+   and the opponent's strategies at the rows it reaches enter its strategy reservoir as
+   `(key, t, sigma)`. A key is int32 `[8]`: the decision row and the seven cards (the acting player's
+   hole pair, then the board), from which the features are rebuilt when a minibatch is drawn: 40 + 4A
+   bytes a sample instead of 4 x 420.
+3. p's advantage network (warm-started, or re-initialised with `reinitialize`) takes `advantage_steps`
+   Adam steps on minibatches of its reservoir, the squared error weighted by the iteration
+   (`deep_cfr.minibatch_loss` and `deep_cfr.fit`, the tested Deep CFR code).
+
+The average strategy (`average_policy`) is a strategy network per player trained from scratch on its
+strategy reservoir (masked softmax, t-weighted squared error): the blueprint file holds these networks.
+We keep Deep CFR's strategy network rather than SD-CFR's average of advantage networks because a
+real-game query is then one network evaluation whatever the number of iterations (LBR asks for all
+1,326 hands at every decision), and the state stays a fixed size for checkpoints.
+
+Reservoirs use Algorithm R (`deep_cfr.reservoir_add`); the state is a pytree of fixed-size arrays, so
+`jaxcfr.train` checkpoints and resumes it bit-identically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxcfr import algorithms, deep_cfr
+from jaxcfr.poker import features as features_lib
+from jaxcfr.poker.blueprint import mccfr
+from jaxcfr.poker.blueprint.game import BlueprintGame, deal, showdown
+from jaxcfr.poker.blueprint.tree import BettingTree
+from jaxcfr.protocol import Solver
+
+NAME = 'blueprint-deep-cfr'
+KEY_WIDTH = 8  # row, hole pair, five board slots
+
+# Sized for a 2-core CPU (a larger run: wider layers, more traversals and steps).
+DEFAULTS = {
+  'traversals': 128,
+  'advantage_layers': (128, 128),
+  'advantage_steps': 64,
+  'advantage_batch_size': 1024,
+  'advantage_capacity': 1_000_000,
+  'reinitialize': False,
+  'strategy_layers': (128, 128),
+  'strategy_steps': 3000,
+  'strategy_batch_size': 1024,
+  'strategy_capacity': 1_000_000,
+  'learning_rate': 1e-3,
+}
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Nodes:
+  """What the features need of each decision row (device arrays, a pytree)."""
+
+  committed: jax.Array  # float32 [D, 2]
+  shown: jax.Array  # int32 [D]: board cards visible on the row's street
+  history: jax.Array  # float32 [D, 48] (or [D, 0] without the history option)
+  seat_rows: tuple[jax.Array, jax.Array]  # int32: the decision rows of player 0, of player 1
+  stack: float = dataclasses.field(metadata={'static': True})
+
+
+def nodes_of(tree: BettingTree, board_cards: tuple[int, ...], history: bool = True) -> Nodes:
+  """The rows' chips, visible board sizes and betting histories (host -> device)."""
+  visible = np.cumsum(board_cards)
+  decisions = tree.decisions
+  table = features_lib.history_table(tree) if history else np.zeros((len(decisions), 0), np.float32)
+  return Nodes(
+    jnp.asarray(tree.committed[decisions], jnp.float32),
+    jnp.asarray(visible[tree.street[decisions]], jnp.int32),
+    jnp.asarray(table),
+    tuple(jnp.asarray(np.flatnonzero(tree.player[decisions] == p), jnp.int32) for p in range(2)),
+    float(tree.rules.stack),
+  )
+
+
+def row_features(game: BlueprintGame, nodes: Nodes, rows, hole, board) -> jax.Array:
+  """Features `[..., F]` of decision rows `rows [...]` for the acting player's `hole [..., 2]` and the
+  deal's `board [..., 5]` (cards past the row's street are hidden)."""
+  board = _five(board)
+  return features_lib.encode(
+    hole, board, nodes.shown[rows], game.street[rows], nodes.committed[rows], game.player[rows],
+    nodes.stack, nodes.history[rows] if nodes.history.shape[-1] else None,
+  )  # fmt: skip
+
+
+def _five(board: jax.Array) -> jax.Array:
+  """Board `[..., n]` padded to five slots (short games deal fewer; padded slots are never shown)."""
+  pad = 5 - board.shape[-1]
+  return jnp.concatenate([board, jnp.zeros((*board.shape[:-1], pad), board.dtype)], -1) if pad else board
+
+
+class DeepBlueprintState(NamedTuple):
+  iteration: jax.Array  # [] int32: updates completed
+  advantage_params: tuple  # per player: MLP parameters
+  advantage_buffers: tuple  # per player: deep_cfr.Reservoir keyed by int32 [8]
+  strategy_buffers: tuple  # per player
+  advantage_loss: jax.Array  # [2]: mean loss over the last tenth of each player's latest training
+  key: jax.Array
+
+
+def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
+  """Deep CFR on a `BlueprintGame` (see the module docstring); `nodes` from `nodes_of(tree, ...)`.
+  Hyper-parameters: `DEFAULTS`' names (those of `deep-cfr`), validated by the registry's schema."""
+  unknown = set(hyperparameters) - set(DEFAULTS)
+  if unknown:
+    raise ValueError(f'unknown Deep CFR hyper-parameters: {", ".join(sorted(unknown))}')
+  config = algorithms.REGISTRY['deep-cfr'].resolve(**{**DEFAULTS, **hyperparameters})
+  for name in ('advantage_batch_size', 'strategy_batch_size'):
+    if config[name] is None:
+      raise ValueError(f"{name} must be a number on hold'em (its reservoir has no infoset to aggregate by)")
+  optimizer = optax.adam(config['learning_rate'])
+  width = features_lib.SIZE + nodes.history.shape[-1]
+
+  def sizes(game, layers):
+    return (width, *layers, game.num_actions)
+
+  def init(game: BlueprintGame, key: jax.Array | None = None) -> DeepBlueprintState:
+    if key is None:
+      raise ValueError('Deep CFR draws deals and initialises networks from a key: init(game, key)')
+    key, init_key = jax.random.split(key)
+    params = tuple(
+      deep_cfr.mlp_init(k, sizes(game, config['advantage_layers'])) for k in jax.random.split(init_key)
+    )
+
+    def buffers(capacity):
+      empty = game.num_decisions
+      return tuple(deep_cfr.reservoir_init(capacity, game.num_actions, empty, KEY_WIDTH) for _ in range(2))
+
+    return DeepBlueprintState(
+      jnp.zeros((), jnp.int32),
+      params,
+      buffers(config['advantage_capacity']),
+      buffers(config['strategy_capacity']),
+      jnp.zeros((2,), jnp.float32),
+      key,
+    )
+
+  def predictor(game):
+    def predict(params, keys):
+      rows = jnp.minimum(keys[:, 0], game.num_decisions - 1)
+      x = row_features(game, nodes, rows, keys[:, 1:3], keys[:, 3:])
+      return deep_cfr.mlp_apply(params, x), game.legal_mask[rows], keys[:, 0] < game.num_decisions
+
+    return predict
+
+  def update(state: DeepBlueprintState, game: BlueprintGame) -> DeepBlueprintState:
+    t = state.iteration + 1
+    weight = t.astype(jnp.float32)
+    key, *player_keys = jax.random.split(state.key, 3)
+    params, advantage, strategy, losses = (
+      state.advantage_params, state.advantage_buffers, state.strategy_buffers, state.advantage_loss,
+    )  # fmt: skip
+    batch = config['traversals']
+    for p in range(2):
+      deal_key, walk_key, regret_key, strategy_key, init_key, train_key = jax.random.split(player_keys[p], 6)
+      hole, board = deal(game, deal_key, batch)
+      trained = jnp.stack([t > 1, (t > 1) | (p > 0)])
+      sigma = network_strategy(game, nodes, params, hole, board, trained)  # [D, B, A]
+      draws = jax.random.uniform(walk_key, (game.num_decisions, batch), jnp.float32)
+      instant, reach = mccfr.walk(game, sigma, showdown(hole, board), draws, p)
+      keys = deal_keys(game, hole, board)  # [D, B, 8]
+      own = game.player == p  # [D]
+      flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
+      buffer = deep_cfr.reservoir_add(
+        advantage[p], regret_key, flat(keys), weight, flat(instant) / nodes.stack, flat(reach & own[:, None])
+      )
+      advantage = deep_cfr._replace(advantage, p, buffer)
+      q = 1 - p
+      kept = deep_cfr.reservoir_add(
+        strategy[q], strategy_key, flat(keys), weight, flat(sigma), flat(reach & ~own[:, None])
+      )
+      strategy = deep_cfr._replace(strategy, q, kept)
+      start = params[p]
+      if config['reinitialize']:
+        start = deep_cfr.mlp_init(init_key, sizes(game, config['advantage_layers']))
+      loss = deep_cfr.minibatch_loss(
+        predictor(game), buffer, config['advantage_batch_size'], deep_cfr.advantage_loss, t
+      )
+      new, value = deep_cfr.fit(optimizer, start, loss, train_key, config['advantage_steps'])
+      params = deep_cfr._replace(params, p, new)
+      losses = losses.at[p].set(value)
+    return DeepBlueprintState(t, params, advantage, strategy, losses, key)
+
+  def strategy_networks(state: DeepBlueprintState, game: BlueprintGame):
+    """Each player's strategy network, trained from scratch on its strategy reservoir: a tuple of
+    parameters. Pure: its keys derive from `state.key` without consuming it."""
+    keys = jax.random.split(jax.random.fold_in(state.key, 1))
+    t = jnp.maximum(state.iteration, 1)
+    out = []
+    for key, buffer in zip(keys, state.strategy_buffers, strict=True):
+      init_key, train_key = jax.random.split(key)
+      start = deep_cfr.mlp_init(init_key, sizes(game, config['strategy_layers']))
+      loss = deep_cfr.minibatch_loss(
+        predictor(game), buffer, config['strategy_batch_size'], deep_cfr.strategy_loss, t
+      )
+      out.append(deep_cfr.fit(optimizer, start, loss, train_key, config['strategy_steps'])[0])
+    return tuple(out)
+
+  def current_policy(state: DeepBlueprintState, game: BlueprintGame):
+    return state.advantage_params
+
+  return Solver(
+    init, update, current_policy, strategy_networks, NAME, config, costly_policy=True,
+  )  # fmt: skip
+
+
+def deal_keys(game: BlueprintGame, hole: jax.Array, board: jax.Array) -> jax.Array:
+  """int32 `[D, B, 8]`: (row, the acting player's hole pair, the board in five slots) per row and deal."""
+  batch = hole.shape[0]
+  rows = jnp.broadcast_to(jnp.arange(game.num_decisions, dtype=jnp.int32)[:, None, None], (game.num_decisions, batch, 1))
+  acting = jnp.moveaxis(hole, 1, 0)[game.player].astype(jnp.int32)  # [D, B, 2]
+  five = jnp.broadcast_to(_five(board).astype(jnp.int32), (game.num_decisions, batch, 5))
+  return jnp.concatenate([rows, acting, five], -1)
+
+
+def network_strategy(game: BlueprintGame, nodes: Nodes, params, hole, board, trained) -> jax.Array:
+  """`[D, B, A]`: regret matching of each row's player's advantage network on the features of every
+  (row, deal): uniform for a player whose network is untrained (`trained` bool [2])."""
+  legal = game.legal_mask[:, None, :]
+  uniform = legal / legal.sum(-1, keepdims=True)
+  advantages = network_outputs(game, nodes, params, hole, board)
+  sigma = deep_cfr.advantage_matching(advantages, legal)
+  return jnp.where(trained[game.player][:, None, None], sigma, uniform).astype(jnp.float32)
+
+
+def network_outputs(game: BlueprintGame, nodes: Nodes, params, hole, board) -> jax.Array:
+  """`[D, B, A]`: each row's player's network (`params[p]`) on the features of every (row, deal), the
+  first layer split into a card part and a node part (the same sums as `mlp_apply` on the features)."""
+  board = _five(board)
+  batch = hole.shape[0]
+  streets = len(game.board_cards)
+  shown = np.cumsum(game.board_cards)
+  out = jnp.zeros((game.num_decisions, batch, game.num_actions), jnp.float32)
+  for p in range(2):
+    index = nodes.seat_rows[p]  # [n]
+    if not index.shape[0]:
+      continue
+    first, *rest = params[p]
+    w_cards, w_nodes = first['w'][: features_lib.STREET], first['w'][features_lib.STREET :]
+    zeros = jnp.zeros((batch,), jnp.int32)
+    cards = jnp.stack([
+      features_lib.encode(hole[:, p], board, zeros + shown[s], 0, jnp.zeros((batch, 2)), 0, 1.0)
+      for s in range(streets)
+    ])[..., : features_lib.STREET] @ w_cards  # [S, B, H]: the card part per street and deal  # fmt: skip
+    x = row_features(game, nodes, index, jnp.zeros((2,), jnp.int32), jnp.zeros((5,), jnp.int32))
+    node_part = x[:, features_lib.STREET :] @ w_nodes + first['b']  # [n, H]
+    first_layer = cards[game.street[index]] + node_part[:, None, :]  # [n, B, H]
+    out = out.at[index].set(deep_cfr.mlp_apply(rest, jax.nn.relu(first_layer)) if rest else first_layer)
+  return out
+
+
+def strategy_probabilities(params, x: jax.Array, legal: jax.Array) -> jax.Array:
+  """`[..., A]` masked-softmax policy of a strategy network on features `x [..., F]`."""
+  return deep_cfr.masked_softmax(deep_cfr.mlp_apply(params, x), legal)
+
+
+def tabulate(game: BlueprintGame, nodes: Nodes, params, hole, board) -> jax.Array:
+  """`[D, K, A]` policy of per-player strategy networks at every (row, bucket) of the deals given (all
+  deals of a small lossless game: each bucket's cards then give its features), uniform at cells no deal
+  reaches. For exact evaluation on the history-compiled twin (`game.evaluate_profile`)."""
+  legal = game.legal_mask
+  table = jnp.broadcast_to((legal / legal.sum(-1, keepdims=True))[:, None, :],
+                           (game.num_decisions, game.max_buckets, game.num_actions))  # fmt: skip
+  from jaxcfr.poker.blueprint.game import deal_buckets  # noqa: PLC0415
+
+  buckets = deal_buckets(game, hole, board)  # [M, 2, S]
+  rows = jnp.arange(game.num_decisions)
+  for p in range(2):
+    x = row_features(game, nodes, rows[:, None], jnp.moveaxis(hole, 1, 0)[p][None], _five(board)[None])
+    probabilities = strategy_probabilities(params[p], x, legal[:, None, :])  # [D, M, A]
+    cell = buckets[:, p][:, game.street].T  # [D, M]
+    mine = (game.player == p)[:, None]
+    where = jnp.where(mine, cell, game.max_buckets)  # other rows drop out
+    table = table.at[rows[:, None], where].set(probabilities, mode='drop')
+  return table
