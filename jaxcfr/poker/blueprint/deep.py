@@ -40,6 +40,7 @@ import numpy as np
 import optax
 
 from jaxcfr import algorithms, deep_cfr
+from jaxcfr.poker import defaults
 from jaxcfr.poker import features as features_lib
 from jaxcfr.poker.blueprint import mccfr
 from jaxcfr.poker.blueprint.game import BlueprintGame, deal, showdown
@@ -49,20 +50,19 @@ from jaxcfr.protocol import Solver
 NAME = 'blueprint-deep-cfr'
 KEY_WIDTH = 8  # row, hole pair, five board slots
 
-# Sized for a 2-core CPU (a larger run: wider layers, more traversals and steps).
-DEFAULTS = {
-  'traversals': 128,
-  'advantage_layers': (128, 128),
-  'advantage_steps': 64,
-  'advantage_batch_size': 1024,
-  'advantage_capacity': 1_000_000,
-  'reinitialize': False,
-  'strategy_layers': (128, 128),
-  'strategy_steps': 3000,
-  'strategy_batch_size': 1024,
-  'strategy_capacity': 1_000_000,
-  'learning_rate': 1e-3,
-}
+DEFAULTS = dict(defaults.DEEP_BLUEPRINT)  # sized for a 2-core CPU
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class NoBuckets:
+  """The bucket function of a game whose policy needs none (networks see the cards): one bucket."""
+
+  buckets: tuple[int, ...] = dataclasses.field(default=(1, 1, 1, 1), metadata={'static': True})
+  fingerprint: str = dataclasses.field(default='none', metadata={'static': True})
+
+  def buckets_of(self, hole: jax.Array, board: jax.Array) -> jax.Array:
+    return jnp.zeros((*jnp.shape(hole)[:-1], 4), jnp.int32)
 
 
 @jax.tree_util.register_dataclass
