@@ -102,7 +102,9 @@ class Reservoir(NamedTuple):
   seen: jax.Array  # [] int32: items offered so far (saturates near 2**31: see `reservoir_add`)
 
 
-def reservoir_init(capacity: int, num_actions: int, empty_row: int, key_width: int | None = None) -> Reservoir:
+def reservoir_init(
+  capacity: int, num_actions: int, empty_row: int, key_width: int | None = None
+) -> Reservoir:
   """An empty reservoir whose items are keyed by one int32 (an infoset index) or, with `key_width`, by
   int32 `[key_width]` (what a game without enumerable infosets needs to rebuild the features)."""
   shape = (capacity,) if key_width is None else (capacity, key_width)

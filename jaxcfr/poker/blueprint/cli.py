@@ -96,12 +96,16 @@ def add_parser(commands, add_output_options) -> None:
   )  # fmt: skip
   for parameter in algorithms.REGISTRY['deep-cfr'].hyperparameters:
     default = parameter.shown(defaults.DEEP_BLUEPRINT[parameter.name]).replace('%', '%%')
-    options = dict(dest=parameter.name, default=argparse.SUPPRESS, help=f'{parameter.help} [default {default}]')
+    options = dict(
+      dest=parameter.name, default=argparse.SUPPRESS, help=f'{parameter.help} [default {default}]'
+    )
     if parameter.kind == 'bool':
       deep.add_argument(parameter.cli_flag, action=argparse.BooleanOptionalAction, **options)
     else:
       metavar = {'layers': 'W,W', 'batch': 'N', 'int': 'N'}.get(parameter.kind, 'X')
-      deep.add_argument(parameter.cli_flag, type=algorithms.argument_type(parameter), metavar=metavar, **options)
+      deep.add_argument(
+        parameter.cli_flag, type=algorithms.argument_type(parameter), metavar=metavar, **options
+      )
   saves = train.add_argument_group('checkpoints')
   saves.add_argument('--checkpoint', metavar='DIR', help='save the state to DIR as it runs (orbax)')
   saves.add_argument(
@@ -165,7 +169,9 @@ def run(args) -> int:
       if not args.history:
         raise files.BlueprintError('--no-history applies to --algorithm deep-cfr only')
       if args.abstraction is None:
-        raise files.BlueprintError('--algorithm tabular needs --abstraction DIR (tables of `jaxcfr abstract`)')
+        raise files.BlueprintError(
+          '--algorithm tabular needs --abstraction DIR (tables of `jaxcfr abstract`)'
+        )
       solver = mccfr.blueprint_solver(devices=args.devices, **given)
       abstraction = training.load_tables(args.abstraction)
       identity = {'devices': args.devices, 'bets': args.bets, 'abstraction': abstraction.fingerprint}
@@ -173,7 +179,9 @@ def run(args) -> int:
       from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
 
       if args.abstraction is not None:
-        raise files.BlueprintError(f'--abstraction does not apply to --algorithm {args.algorithm} (no tables)')
+        raise files.BlueprintError(
+          f'--abstraction does not apply to --algorithm {args.algorithm} (no tables)'
+        )
       if args.devices != 1 or args.dtype != 'float32':
         raise files.BlueprintError(f'--algorithm {args.algorithm} runs on one device in float32')
       game, tree, nodes = training.network_game(args.bets, args.history)
@@ -194,7 +202,9 @@ def run(args) -> int:
     else:
       sizes = {'table_bytes': 0}
       shapes = jax.tree.leaves(jax.eval_shape(lambda: solver.init(game, jax.random.key(0))))
-      state_bytes = sum(leaf.size * leaf.dtype.itemsize for leaf in shapes if jnp.issubdtype(leaf.dtype, jnp.number))
+      state_bytes = sum(
+        leaf.size * leaf.dtype.itemsize for leaf in shapes if jnp.issubdtype(leaf.dtype, jnp.number)
+      )
       layers = solver.hyperparameters['advantage_layers']
       what = (
         f'Deep CFR, {features.size(args.history)} features, advantage networks '
@@ -246,7 +256,9 @@ def run(args) -> int:
     'resumed_from': result.resumed_from,
     'checkpoints_saved': len(result.checkpoint_seconds),
     'checkpoint_seconds': statistics.median(result.checkpoint_seconds) if result.checkpoint_seconds else None,
-    **(training.memory_report(game, result.state) if tabular else {'state_bytes': memory.nbytes(result.state)}),
+    **(
+      training.memory_report(game, result.state) if tabular else {'state_bytes': memory.nbytes(result.state)}
+    ),
     'devices': args.devices,
     'backend': jax.default_backend(),
     'hyperparameters': dict(solver.hyperparameters),

@@ -225,7 +225,9 @@ def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
 def deal_keys(game: BlueprintGame, hole: jax.Array, board: jax.Array) -> jax.Array:
   """int32 `[D, B, 8]`: (row, the acting player's hole pair, the board in five slots) per row and deal."""
   batch = hole.shape[0]
-  rows = jnp.broadcast_to(jnp.arange(game.num_decisions, dtype=jnp.int32)[:, None, None], (game.num_decisions, batch, 1))
+  rows = jnp.broadcast_to(
+    jnp.arange(game.num_decisions, dtype=jnp.int32)[:, None, None], (game.num_decisions, batch, 1)
+  )
   acting = jnp.moveaxis(hole, 1, 0)[game.player].astype(jnp.int32)  # [D, B, 2]
   five = jnp.broadcast_to(_five(board).astype(jnp.int32), (game.num_decisions, batch, 5))
   return jnp.concatenate([rows, acting, five], -1)

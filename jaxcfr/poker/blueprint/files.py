@@ -229,7 +229,7 @@ def load_networks(path: str) -> NetworkBlueprint:
   for layers in networks:
     if not layers or layers[0]['w'].shape[0] != sizes[0] or layers[-1]['w'].shape[1] != sizes[1]:
       raise BlueprintError(
-        f'{path!r}: its networks do not map {sizes[0]} features to the tree\'s {sizes[1]} actions'
+        f"{path!r}: its networks do not map {sizes[0]} features to the tree's {sizes[1]} actions"
       )
   return NetworkBlueprint(tree, tuple(networks), metadata)
 
