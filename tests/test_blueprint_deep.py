@@ -2,6 +2,7 @@
 learning on the short-deck exact game (exploitability on its history-compiled twin), bit-identical
 resume, and `jaxcfr blueprint train --algorithm deep-cfr` end to end: the file's policy plays a match."""
 
+import dataclasses
 import functools
 import json
 
@@ -191,3 +192,18 @@ def test_tabular_needs_its_tables_and_refuses_deep_flags(tmp_path):
   assert code == 2 and '--algorithm tabular needs --abstraction DIR' in err
   code, _, err = run_cli('blueprint', 'train', '--iterations', '1', '--traversals', '4', '--out', out)
   assert code == 2 and '--traversals does not apply to --algorithm tabular' in err
+
+
+def test_without_evaluation_the_costly_policy_is_produced_only_at_the_ends():
+  """`jaxcfr.train(evaluate=False, seconds=...)` trains the strategy networks once to compile and time
+  them and once for the result, not at every tenth of the budget (nothing would judge them)."""
+  game, nodes = small_game()
+  solver = deep.deep_blueprint_solver(nodes, **{**TINY, 'strategy_steps': 2, 'advantage_steps': 2})
+  calls = []
+
+  def counted(state, game):
+    jax.debug.callback(lambda: calls.append(1))
+    return solver.average_policy(state, game)
+
+  result = jaxcfr.train(game, dataclasses.replace(solver, average_policy=counted), seconds=3, evaluate=False)
+  assert result.iterations > 10 and len(calls) == 2
