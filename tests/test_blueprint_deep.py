@@ -15,7 +15,7 @@ from test_cli import run_cli
 
 import jaxcfr
 from abstractions import HOLES
-from jaxcfr import deep_cfr
+from jaxcfr import deep_cfr, evaluation, solvers
 from jaxcfr.poker import baselines, match, nlhe
 from jaxcfr.poker.blueprint import deep, files, policy
 from jaxcfr.poker.blueprint import game as game_lib
@@ -207,3 +207,90 @@ def test_without_evaluation_the_costly_policy_is_produced_only_at_the_ends():
 
   result = jaxcfr.train(game, dataclasses.replace(solver, average_policy=counted), seconds=3, evaluate=False)
   assert result.iterations > 10 and len(calls) == 2
+
+
+def sd_exploitability(game, nodes, snapshots, hole, board) -> float:
+  """Exact exploitability of SD-CFR's average: each player's networks mixed by weight x own reach
+  (`solvers.player_regrets`' reach-weighted policy on the twin), as playing one sampled network a hand."""
+  twin = game.twin.game
+  total = jnp.zeros(twin.legal_mask.shape, twin.dtype)
+  for p, buffer in enumerate(snapshots):
+    size = (420, *TINY['advantage_layers'], game.num_actions)
+    params, weights = deep.unravel_snapshots(buffer, size)
+    for k, w in enumerate(weights):
+      network = jax.tree.map(lambda x, k=k: jnp.asarray(x[k]), params)
+      table = deep.tabulate(game, nodes, (network, network), hole, board, advantages=True)
+      _, reach_policy = solvers.player_regrets(twin, game_lib.twin_policy_of(game, table), p)
+      total = total + jnp.where((twin.infoset_player == p)[:, None], w * reach_policy, 0)
+  policy = solvers.normalize_policy(total, twin.legal_mask)
+  values = evaluation.expected_values(twin, policy)
+  return float((evaluation.best_response_values(twin, policy) - values).sum()) / 2
+
+
+@pytest.mark.slow
+def test_sd_cfr_lowers_the_exact_exploitability():
+  """SD-CFR's reservoir of advantage networks, mixed as SD-CFR plays it, is far less exploitable than
+  uniform play after 120 updates; its snapshots are a uniform sample of the iterations."""
+  game, nodes, hole, board = tiny()
+  solver = deep.deep_blueprint_solver(nodes, single=True, snapshots=12, **without_strategy(TINY))
+  run = jax.jit(lambda state, n: jaxcfr.protocol.run(solver, state, game, n))
+  state = run(solver.init(game, jax.random.key(0)), 120)
+  snapshots = jax.jit(solver.average_policy)(state, game)
+  for buffer in snapshots:
+    assert int(buffer.seen) == 120 and np.array_equal(buffer.weight, buffer.infoset.astype(np.float32))
+    assert len(set(np.asarray(buffer.infoset).tolist())) == 12 and int(buffer.infoset.max()) > 60
+  legal = game.legal_mask
+  uniform = jnp.broadcast_to((legal / legal.sum(-1, keepdims=True))[:, None, :],
+                             (game.num_decisions, game.max_buckets, game.num_actions))  # fmt: skip
+  start = float(game.evaluate_profile(uniform)[0]) / 2
+  late = sd_exploitability(game, nodes, snapshots, hole, board)
+  assert late < 0.6 * start, (start, late)
+
+
+def without_strategy(config):
+  return {k: v for k, v in config.items() if not k.startswith('strategy_')}
+
+
+@pytest.mark.slow
+def test_sd_cfr_file_plays_one_network_a_hand(tmp_path):
+  out = tmp_path / 'sd.npz'
+  flags = [f for f in _FLAGS]
+  for flag in ('--strategy-layers', '--strategy-steps', '--strategy-memory', '--strategy-batch-size'):
+    i = flags.index(flag)
+    del flags[i : i + 2]
+  code, _, err = run_cli(
+    'blueprint',
+    'train',
+    '--algorithm',
+    'sd-cfr',
+    '--iterations',
+    '3',
+    '--snapshots',
+    '2',
+    *flags,
+    '--out',
+    str(out),
+  )
+  assert code == 0, err
+  bot = policy.load_policy(str(out))
+  assert [len(w) for w in bot.weights] == [2, 2]
+  state = nlhe.deal(1, 256)
+  chosen = bot.snapshot(state)
+  assert np.array_equal(chosen, bot.snapshot(state)) and set(chosen.ravel().tolist()) == {0, 1}
+  actions, probabilities = bot.strategy(state, state.hole[np.arange(256), state.to_act][:, None])
+  match._check_strategy(bot, actions, probabilities, 256)
+  result = match.play_match(bot, baselines.resolve_policy('random'), hands=100, seed=1, batch=100)
+  assert np.isfinite(result.mbb_per_hand)
+  code, _, err = run_cli(
+    'blueprint',
+    'train',
+    '--algorithm',
+    'sd-cfr',
+    '--iterations',
+    '1',
+    '--strategy-steps',
+    '3',
+    '--out',
+    str(out),
+  )
+  assert code == 2 and '--strategy-steps does not apply to --algorithm sd-cfr' in err

@@ -23,7 +23,8 @@ from jaxcfr import algorithms, outputs
 
 _PRESETS = ('small', 'default')  # jaxcfr.poker.blueprint.tree.PRESETS (not imported: it needs JAX)
 _KEEP = 3
-_ALGORITHMS = ('tabular', 'deep-cfr')
+_ALGORITHMS = ('tabular', 'deep-cfr', 'sd-cfr')
+_SNAPSHOTS = 64
 
 
 def _positive(kind):
@@ -59,7 +60,8 @@ def add_parser(commands, add_output_options) -> None:
     choices=_ALGORITHMS,
     default='tabular',
     help='tabular: external-sampling MCCFR on bucket tables; deep-cfr: Deep CFR, advantage and strategy '
-    'networks on card and chip features (no tables) (default tabular)',
+    'networks on card and chip features (no tables); sd-cfr: Single Deep CFR, advantage networks only, '
+    'a reservoir of them as the average (default tabular)',
   )
   train.add_argument(
     '--abstraction', metavar='DIR', help='tables written by `jaxcfr abstract` (tabular only; required there)'
@@ -89,7 +91,13 @@ def add_parser(commands, add_output_options) -> None:
     )  # fmt: skip
   from jaxcfr.poker import defaults  # noqa: PLC0415  (no JAX)
 
-  deep = train.add_argument_group('Deep CFR (--algorithm deep-cfr; defaults sized for a 2-core CPU)')
+  deep = train.add_argument_group(
+    'Deep CFR (--algorithm deep-cfr, or sd-cfr without the strategy networks; sized for a 2-core CPU)'
+  )
+  deep.add_argument(
+    '--snapshots', type=_positive(int), metavar='N',
+    help=f'sd-cfr: advantage networks kept per player (uniform over iterations) [default {_SNAPSHOTS}]',
+  )  # fmt: skip
   deep.add_argument(
     '--no-history', dest='history', action='store_false',
     help='features without the betting history (the 372 numbers of the seed layout only)',
@@ -159,15 +167,19 @@ def run(args) -> int:
     outputs.check_file(args.out, '--out', force=args.force, suffixes=('.npz',))
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     tabular = args.algorithm == 'tabular'
-    own, other = ('es-mccfr', 'deep-cfr') if tabular else ('deep-cfr', 'es-mccfr')
-    for parameter in algorithms.REGISTRY[other].hyperparameters:
-      if hasattr(args, parameter.name):
-        raise files.BlueprintError(f'{parameter.cli_flag} does not apply to --algorithm {args.algorithm}')
+    own = {'tabular': 'es-mccfr', 'deep-cfr': 'deep-cfr', 'sd-cfr': 'sd-cfr'}[args.algorithm]
+    owned = {p.name for p in algorithms.REGISTRY[own].hyperparameters}
+    for other in ('es-mccfr', 'deep-cfr'):
+      for parameter in algorithms.REGISTRY[other].hyperparameters:
+        if hasattr(args, parameter.name) and parameter.name not in owned:
+          raise files.BlueprintError(f'{parameter.cli_flag} does not apply to --algorithm {args.algorithm}')
+    if args.snapshots is not None and args.algorithm != 'sd-cfr':
+      raise files.BlueprintError(f'--snapshots does not apply to --algorithm {args.algorithm}')
     given = {p.name: getattr(args, p.name) for p in algorithms.REGISTRY[own].hyperparameters
              if hasattr(args, p.name)}  # fmt: skip
     if tabular:
       if not args.history:
-        raise files.BlueprintError('--no-history applies to --algorithm deep-cfr only')
+        raise files.BlueprintError('--no-history applies to --algorithm deep-cfr and sd-cfr only')
       if args.abstraction is None:
         raise files.BlueprintError(
           '--algorithm tabular needs --abstraction DIR (tables of `jaxcfr abstract`)'
@@ -185,7 +197,9 @@ def run(args) -> int:
       if args.devices != 1 or args.dtype != 'float32':
         raise files.BlueprintError(f'--algorithm {args.algorithm} runs on one device in float32')
       game, tree, nodes = training.network_game(args.bets, args.history)
-      solver = deep.deep_blueprint_solver(nodes, **given)
+      single = args.algorithm == 'sd-cfr'
+      snapshots = args.snapshots or _SNAPSHOTS
+      solver = deep.deep_blueprint_solver(nodes, single=single, snapshots=snapshots, **given)
       abstraction = None
       identity = {'devices': 1, 'bets': args.bets, 'history': args.history}
     if args.checkpoint:
@@ -207,11 +221,11 @@ def run(args) -> int:
       )
       layers = solver.hyperparameters['advantage_layers']
       what = (
-        f'Deep CFR, {features.size(args.history)} features, advantage networks '
+        f'{"SD-CFR" if single else "Deep CFR"}, {features.size(args.history)} features, advantage networks '
         f'{",".join(map(str, layers))}, reservoirs and networks {_bytes(state_bytes)}'
       )
       per_update = 2 * int(solver.hyperparameters['traversals'])
-      postfix = 'deep-cfr'
+      postfix = args.algorithm
     counts = tree.counts()
     print(
       f'blueprint: bets {args.bets} ({counts["nodes"]:,} nodes, '

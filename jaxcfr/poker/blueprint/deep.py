@@ -35,6 +35,7 @@ import dataclasses
 from typing import NamedTuple
 
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -48,6 +49,7 @@ from jaxcfr.poker.blueprint.tree import BettingTree
 from jaxcfr.protocol import Solver
 
 NAME = 'blueprint-deep-cfr'
+SD_NAME = 'blueprint-sd-cfr'
 KEY_WIDTH = 8  # row, hole pair, five board slots
 
 DEFAULTS = dict(defaults.DEEP_BLUEPRINT)  # sized for a 2-core CPU
@@ -111,20 +113,34 @@ class DeepBlueprintState(NamedTuple):
   iteration: jax.Array  # [] int32: updates completed
   advantage_params: tuple  # per player: MLP parameters
   advantage_buffers: tuple  # per player: deep_cfr.Reservoir keyed by int32 [8]
-  strategy_buffers: tuple  # per player
+  strategy_buffers: tuple  # per player (Deep CFR; empty for SD-CFR)
+  snapshots: tuple  # per player (SD-CFR; empty for Deep CFR): a reservoir of its networks, keyed by iteration
   advantage_loss: jax.Array  # [2]: mean loss over the last tenth of each player's latest training
   key: jax.Array
 
 
-def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
+def deep_blueprint_solver(
+  nodes: Nodes, *, single: bool = False, snapshots: int = 64, **hyperparameters
+) -> Solver:
   """Deep CFR on a `BlueprintGame` (see the module docstring); `nodes` from `nodes_of(tree, ...)`.
-  Hyper-parameters: `DEFAULTS`' names (those of `deep-cfr`), validated by the registry's schema."""
-  unknown = set(hyperparameters) - set(DEFAULTS)
+  Hyper-parameters: `DEFAULTS`' names (those of `deep-cfr`), validated by the registry's schema.
+
+  `single`: Single Deep CFR (Steinberger 2019) instead: no strategy reservoirs nor networks; each
+  player keeps a uniform reservoir of `snapshots` of its advantage networks (Algorithm R over the
+  iterations, `deep_cfr.reservoir_add` on the flattened parameters, weighted by their iteration), and
+  the average policy is their t-weighted mixture (`average_policy` returns the reservoirs; the
+  real-game policy samples one network per hand with probability proportional to t, as SD-CFR plays)."""
+  defaults = {k: v for k, v in DEFAULTS.items() if not (single and k.startswith('strategy_'))}
+  unknown = set(hyperparameters) - set(defaults)
   if unknown:
-    raise ValueError(f'unknown Deep CFR hyper-parameters: {", ".join(sorted(unknown))}')
-  config = algorithms.REGISTRY['deep-cfr'].resolve(**{**DEFAULTS, **hyperparameters})
+    raise ValueError(
+      f'unknown {"SD-CFR" if single else "Deep CFR"} hyper-parameters: {", ".join(sorted(unknown))}'
+    )
+  if isinstance(snapshots, bool) or not isinstance(snapshots, int) or snapshots < 1:
+    raise ValueError(f'snapshots must be a positive integer, got {snapshots!r}')
+  config = algorithms.REGISTRY['sd-cfr' if single else 'deep-cfr'].resolve(**{**defaults, **hyperparameters})
   for name in ('advantage_batch_size', 'strategy_batch_size'):
-    if config[name] is None:
+    if config.get(name, 0) is None:
       raise ValueError(f"{name} must be a number on hold'em (its reservoir has no infoset to aggregate by)")
   optimizer = optax.adam(config['learning_rate'])
   width = features_lib.SIZE + nodes.history.shape[-1]
@@ -144,11 +160,13 @@ def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
       empty = game.num_decisions
       return tuple(deep_cfr.reservoir_init(capacity, game.num_actions, empty, KEY_WIDTH) for _ in range(2))
 
+    size = jax.flatten_util.ravel_pytree(params[0])[0].shape[0]
     return DeepBlueprintState(
       jnp.zeros((), jnp.int32),
       params,
       buffers(config['advantage_capacity']),
-      buffers(config['strategy_capacity']),
+      () if single else buffers(config['strategy_capacity']),
+      tuple(deep_cfr.reservoir_init(snapshots, size, -1) for _ in range(2)) if single else (),
       jnp.zeros((2,), jnp.float32),
       key,
     )
@@ -168,9 +186,12 @@ def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
     params, advantage, strategy, losses = (
       state.advantage_params, state.advantage_buffers, state.strategy_buffers, state.advantage_loss,
     )  # fmt: skip
+    kept_networks = state.snapshots
     batch = config['traversals']
     for p in range(2):
-      deal_key, walk_key, regret_key, strategy_key, init_key, train_key = jax.random.split(player_keys[p], 6)
+      deal_key, walk_key, regret_key, strategy_key, init_key, train_key, snapshot_key = jax.random.split(
+        player_keys[p], 7
+      )
       hole, board = deal(game, deal_key, batch)
       trained = jnp.stack([t > 1, (t > 1) | (p > 0)])
       sigma = network_strategy(game, nodes, params, hole, board, trained)  # [D, B, A]
@@ -183,11 +204,12 @@ def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
         advantage[p], regret_key, flat(keys), weight, flat(instant) / nodes.stack, flat(reach & own[:, None])
       )
       advantage = deep_cfr._replace(advantage, p, buffer)
-      q = 1 - p
-      kept = deep_cfr.reservoir_add(
-        strategy[q], strategy_key, flat(keys), weight, flat(sigma), flat(reach & ~own[:, None])
-      )
-      strategy = deep_cfr._replace(strategy, q, kept)
+      if not single:
+        q = 1 - p
+        kept = deep_cfr.reservoir_add(
+          strategy[q], strategy_key, flat(keys), weight, flat(sigma), flat(reach & ~own[:, None])
+        )
+        strategy = deep_cfr._replace(strategy, q, kept)
       start = params[p]
       if config['reinitialize']:
         start = deep_cfr.mlp_init(init_key, sizes(game, config['advantage_layers']))
@@ -197,7 +219,11 @@ def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
       new, value = deep_cfr.fit(optimizer, start, loss, train_key, config['advantage_steps'])
       params = deep_cfr._replace(params, p, new)
       losses = losses.at[p].set(value)
-    return DeepBlueprintState(t, params, advantage, strategy, losses, key)
+      if single:  # iteration t's network joins p's reservoir of networks
+        vector = jax.flatten_util.ravel_pytree(new)[0][None]
+        snapshot = deep_cfr.reservoir_add(kept_networks[p], snapshot_key, t[None], weight, vector, True)
+        kept_networks = deep_cfr._replace(kept_networks, p, snapshot)
+    return DeepBlueprintState(t, params, advantage, strategy, kept_networks, losses, key)
 
   def strategy_networks(state: DeepBlueprintState, game: BlueprintGame):
     """Each player's strategy network, trained from scratch on its strategy reservoir: a tuple of
@@ -217,9 +243,26 @@ def deep_blueprint_solver(nodes: Nodes, **hyperparameters) -> Solver:
   def current_policy(state: DeepBlueprintState, game: BlueprintGame):
     return state.advantage_params
 
-  return Solver(
-    init, update, current_policy, strategy_networks, NAME, config, costly_policy=True,
-  )  # fmt: skip
+  def network_snapshots(state: DeepBlueprintState, game: BlueprintGame):
+    """Each player's reservoir of advantage networks (SD-CFR's average policy, as `unravel_snapshots`
+    reads it)."""
+    return state.snapshots
+
+  if single:
+    return Solver(
+      init, update, current_policy, network_snapshots, SD_NAME, {**config, 'snapshots': snapshots}
+    )
+  return Solver(init, update, current_policy, strategy_networks, NAME, config, costly_policy=True)
+
+
+def unravel_snapshots(buffer: deep_cfr.Reservoir, layers: tuple[int, ...]) -> tuple[list, np.ndarray]:
+  """The networks an SD-CFR snapshot reservoir holds: (MLP parameters of `layers` (sizes, inputs to
+  outputs) with a leading axis over the filled slots, their weights (iterations) [S])."""
+  filled = int(deep_cfr.reservoir_size(buffer))
+  template = deep_cfr.mlp_init(jax.random.key(0), layers)
+  unravel = jax.flatten_util.ravel_pytree(template)[1]
+  params = jax.vmap(unravel)(jnp.asarray(buffer.target[:filled]))
+  return jax.tree.map(np.asarray, params), np.asarray(buffer.weight[:filled])
 
 
 def deal_keys(game: BlueprintGame, hole: jax.Array, board: jax.Array) -> jax.Array:
@@ -274,10 +317,11 @@ def strategy_probabilities(params, x: jax.Array, legal: jax.Array) -> jax.Array:
   return deep_cfr.masked_softmax(deep_cfr.mlp_apply(params, x), legal)
 
 
-def tabulate(game: BlueprintGame, nodes: Nodes, params, hole, board) -> jax.Array:
-  """`[D, K, A]` policy of per-player strategy networks at every (row, bucket) of the deals given (all
-  deals of a small lossless game: each bucket's cards then give its features), uniform at cells no deal
-  reaches. For exact evaluation on the history-compiled twin (`game.evaluate_profile`)."""
+def tabulate(game: BlueprintGame, nodes: Nodes, params, hole, board, advantages: bool = False) -> jax.Array:
+  """`[D, K, A]` policy of per-player strategy networks (or with `advantages`, regret matching of
+  advantage networks) at every (row, bucket) of the deals given (all deals of a small lossless game:
+  each bucket's cards then give its features), uniform at cells no deal reaches. For exact evaluation
+  on the history-compiled twin (`game.evaluate_profile`)."""
   legal = game.legal_mask
   table = jnp.broadcast_to((legal / legal.sum(-1, keepdims=True))[:, None, :],
                            (game.num_decisions, game.max_buckets, game.num_actions))  # fmt: skip
@@ -287,7 +331,10 @@ def tabulate(game: BlueprintGame, nodes: Nodes, params, hole, board) -> jax.Arra
   rows = jnp.arange(game.num_decisions)
   for p in range(2):
     x = row_features(game, nodes, rows[:, None], jnp.moveaxis(hole, 1, 0)[p][None], _five(board)[None])
-    probabilities = strategy_probabilities(params[p], x, legal[:, None, :])  # [D, M, A]
+    if advantages:
+      probabilities = deep_cfr.advantage_matching(deep_cfr.mlp_apply(params[p], x), legal[:, None, :])
+    else:
+      probabilities = strategy_probabilities(params[p], x, legal[:, None, :])  # [D, M, A]
     cell = buckets[:, p][:, game.street].T  # [D, M]
     mine = (game.player == p)[:, None]
     where = jnp.where(mine, cell, game.max_buckets)  # other rows drop out

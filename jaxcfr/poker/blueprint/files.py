@@ -191,24 +191,36 @@ def load_blueprint(path: str) -> Blueprint:
 @dataclasses.dataclass(frozen=True, eq=False)
 class NetworkBlueprint:
   """A Deep CFR blueprint read back: its tree, per-player strategy networks (`deep_cfr.mlp_apply`
-  parameters: lists of {'w', 'b'} float32 arrays) and metadata."""
+  parameters: lists of {'w', 'b'} float32 arrays) and metadata; or for SD-CFR, per player S advantage
+  networks (each array with a leading axis S) and their weights."""
 
   tree: tree_lib.BettingTree
   networks: tuple[list[dict[str, np.ndarray]], ...]
   metadata: dict
+  weights: tuple[np.ndarray, ...] | None = None  # SD-CFR: per player, the weight [S] of each network
 
 
 def save_networks(
-  path: str, tree: tree_lib.BettingTree, networks, metadata: dict, *, force: bool = False, what: str = '--out'
+  path: str,
+  tree: tree_lib.BettingTree,
+  networks,
+  metadata: dict,
+  *,
+  weights=None,
+  force: bool = False,
+  what: str = '--out',
 ) -> None:
-  """Writes per-player strategy networks (`networks[p]`: MLP parameters) with `metadata` (from
-  `metadata_for`; its format is set to the network format) as `network/{player}/{layer}/{w,b}`."""
+  """Writes per-player networks (`networks[p]`: MLP parameters; with `weights[p]` [S], S networks
+  stacked on a leading axis) with `metadata` (from `metadata_for`; its format is set to the network
+  format) as `network/{player}/{layer}/{w,b}` (and `network/{player}/weight`)."""
   arrays = {
     f'network/{p}/{i}/{name}': np.asarray(layer[name], np.float32)
     for p, params in enumerate(networks)
     for i, layer in enumerate(params)
     for name in ('w', 'b')
   }
+  for p, values in enumerate(weights or ()):
+    arrays[f'network/{p}/weight'] = np.asarray(values, np.float32)
   metadata = {**metadata, 'format': NETWORK_FORMAT}
   arrays['metadata'] = np.frombuffer(json.dumps(metadata).encode(), np.uint8)
   outputs.write_file(path, lambda file: np.savez_compressed(file, **arrays), force=force, what=what)
@@ -227,11 +239,17 @@ def load_networks(path: str) -> NetworkBlueprint:
     networks.append(layers)
   sizes = [int(metadata.get('features', {}).get('size', -1)), tree.num_actions]
   for layers in networks:
-    if not layers or layers[0]['w'].shape[0] != sizes[0] or layers[-1]['w'].shape[1] != sizes[1]:
+    if not layers or layers[0]['w'].shape[-2] != sizes[0] or layers[-1]['w'].shape[-1] != sizes[1]:
       raise BlueprintError(
         f"{path!r}: its networks do not map {sizes[0]} features to the tree's {sizes[1]} actions"
       )
-  return NetworkBlueprint(tree, tuple(networks), metadata)
+  weights = None
+  if 'network/0/weight' in arrays:
+    weights = tuple(arrays[f'network/{p}/weight'] for p in range(2))
+    for p, values in enumerate(weights):
+      if not len(values) or any(layer['w'].shape[0] != len(values) for layer in networks[p]):
+        raise BlueprintError(f'{path!r}: player {p} has {len(values)} network weights for its networks')
+  return NetworkBlueprint(tree, tuple(networks), metadata, weights)
 
 
 def _tree_of(path: str, metadata: dict) -> tree_lib.BettingTree:

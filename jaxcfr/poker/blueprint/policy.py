@@ -221,25 +221,42 @@ class NetworkPolicy(BlueprintPolicy):
       raise files.BlueprintError("a real-game policy needs a blueprint of all four hold'em streets")
     self.history = features.history_table(tree) if blueprint.metadata['features']['history'] else None
     self.networks = [jax.tree.map(jnp.asarray, params) for params in blueprint.networks]
+    self.weights = blueprint.weights  # SD-CFR: per player [S]; None for strategy networks
     self._sizes = _slot_sizes(tree)
-    self._network = jax.jit(_network_probabilities)
+    self._network = jax.jit(_network_probabilities, static_argnums=10)
     self.off_tree = 0
+
+  def snapshot(self, state: nlhe.HandState) -> np.ndarray:
+    """SD-CFR: the network each hand's players play, int [B, 2], drawn with probability proportional to
+    its weight (iteration) from the low digits of the hand's first noise draw: the same network for a
+    whole hand, whatever the query, as SD-CFR plays its average strategy."""
+    u = np.modf(state.noise[:, 0] * 2**20)[0]
+    return np.stack(
+      [
+        np.minimum(np.searchsorted(np.cumsum(w) / np.sum(w), u, side='right'), len(w) - 1)
+        for w in self.weights
+      ],
+      -1,
+    )
 
   def _probabilities(self, state: nlhe.HandState, holes: np.ndarray, row: np.ndarray) -> np.ndarray:
     batch, count = holes.shape[:2]
     out = np.zeros((batch, count, self.tree.num_actions), np.float32)
-    for player in range(2):
-      index = np.flatnonzero(state.to_act == player)
-      if not len(index):
-        continue
+    single = self.weights is not None
+    chosen = self.snapshot(state)[np.arange(batch), state.to_act] if single else np.zeros(batch, np.int64)
+    for player, k in sorted({(int(p), int(k)) for p, k in zip(state.to_act, chosen, strict=True)}):
+      index = np.flatnonzero((state.to_act == player) & (chosen == k))
+      params = self.networks[player]
+      if single:
+        params = jax.tree.map(lambda x, k=k: x[k], params)
       size = 1 << max(len(index) - 1, 0).bit_length()  # padded to a power of two: few compiled shapes
       pad = np.concatenate([index, np.repeat(index[:1], size - len(index))])
       history = None if self.history is None else self.history[row[pad]]
       found = self._network(
-        self.networks[player], holes[pad].astype(np.int32), state.board[pad].astype(np.int32),
+        params, holes[pad].astype(np.int32), state.board[pad].astype(np.int32),
         BOARD_SIZES_ARRAY[state.street[pad]], state.street[pad].astype(np.int32),
         state.committed[pad].astype(np.float32), state.to_act[pad].astype(np.int32),
-        float(state.rules.stack), history, self.tree.legal[row[pad]],
+        float(state.rules.stack), history, self.tree.legal[row[pad]], single,
       )  # fmt: skip
       out[index] = np.asarray(found)[: len(index)]
     return out
@@ -248,8 +265,11 @@ class NetworkPolicy(BlueprintPolicy):
 BOARD_SIZES_ARRAY = np.array(BOARD_SIZES, np.int32)
 
 
-def _network_probabilities(params, holes, board, shown, street, committed, player, stack, history, legal):
-  """Strategy network probabilities [n, K, A] for candidate holes [n, K, 2] of n hands."""
+def _network_probabilities(
+  params, holes, board, shown, street, committed, player, stack, history, legal, single
+):
+  """Probabilities [n, K, A] for candidate holes [n, K, 2] of n hands: a strategy network's masked
+  softmax, or (`single`) regret matching of an advantage network's predictions."""
   from jaxcfr import deep_cfr  # noqa: PLC0415
   from jaxcfr.poker import features  # noqa: PLC0415
 
@@ -257,7 +277,10 @@ def _network_probabilities(params, holes, board, shown, street, committed, playe
     holes, board[:, None], shown[:, None], street[:, None], committed[:, None], player[:, None], stack,
     None if history is None else history[:, None],
   )  # fmt: skip
-  return deep_cfr.masked_softmax(deep_cfr.mlp_apply(params, x), legal[:, None, :])
+  outputs = deep_cfr.mlp_apply(params, x)
+  if single:
+    return deep_cfr.advantage_matching(outputs, legal[:, None, :])
+  return deep_cfr.masked_softmax(outputs, legal[:, None, :])
 
 
 class _Sizes:

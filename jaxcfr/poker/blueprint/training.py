@@ -138,8 +138,10 @@ def save_networks(
   force: bool = False,
   **run,
 ) -> dict:
-  """Writes the network blueprint of a Deep CFR result (its strategy networks); returns its metadata."""
+  """Writes the network blueprint of a Deep CFR result (its strategy networks) or an SD-CFR one (its
+  reservoirs of advantage networks and their weights); returns its metadata."""
   from jaxcfr.poker import features  # noqa: PLC0415
+  from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
 
   history = nodes.history.shape[-1] > 0
   metadata = files.metadata_for(
@@ -157,5 +159,10 @@ def save_networks(
     seconds=result.seconds,
     **run,
   )
-  files.save_networks(path, tree, jax.device_get(result.policy), metadata, force=force)
+  if solver.name == deep.SD_NAME:  # reservoirs of advantage networks
+    sizes = (features.size(history), *solver.hyperparameters['advantage_layers'], tree.num_actions)
+    networks, weights = zip(*(deep.unravel_snapshots(buffer, sizes) for buffer in result.policy), strict=True)
+    files.save_networks(path, tree, networks, metadata, weights=weights, force=force)
+  else:
+    files.save_networks(path, tree, jax.device_get(result.policy), metadata, force=force)
   return metadata
