@@ -281,16 +281,7 @@ def test_sd_cfr_file_plays_one_network_a_hand(tmp_path):
   match._check_strategy(bot, actions, probabilities, 256)
   result = match.play_match(bot, baselines.resolve_policy('random'), hands=100, seed=1, batch=100)
   assert np.isfinite(result.mbb_per_hand)
-  code, _, err = run_cli(
-    'blueprint',
-    'train',
-    '--algorithm',
-    'sd-cfr',
-    '--iterations',
-    '1',
-    '--strategy-steps',
-    '3',
-    '--out',
-    str(out),
-  )
+  other = str(tmp_path / 'other.npz')
+  extra = ('--iterations', '1', '--strategy-steps', '3', '--out', other)
+  code, _, err = run_cli('blueprint', 'train', '--algorithm', 'sd-cfr', *extra)
   assert code == 2 and '--strategy-steps does not apply to --algorithm sd-cfr' in err
