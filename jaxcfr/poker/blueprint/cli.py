@@ -4,9 +4,11 @@ tables, and measure it.
     jaxcfr abstract --profile small --out tables/
     jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
       --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
+    jaxcfr blueprint train --algorithm deep-cfr|sd-cfr --seconds 3600 --checkpoint run/ --out deep.npz
     jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json lbr.json
 
-External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`) through the library
+External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`; or Deep CFR / SD-CFR,
+`jaxcfr.poker.blueprint.deep`, networks on card and chip features instead of tables) through the library
 training loop: progress (iterations, traversals/s, memory), checkpoints and exact resume. Bad input
 (missing or mismatched tables, a checkpoint of another run, an unwritable --out) is one line and
 exit status 2, before any training. Imports nothing heavy until it runs.

@@ -19,11 +19,13 @@ Each update t, for player 0 and then player 1 (the traverser p):
    Adam steps on minibatches of its reservoir, the squared error weighted by the iteration
    (`deep_cfr.minibatch_loss` and `deep_cfr.fit`, the tested Deep CFR code).
 
-The average strategy (`average_policy`) is a strategy network per player trained from scratch on its
-strategy reservoir (masked softmax, t-weighted squared error): the blueprint file holds these networks.
-We keep Deep CFR's strategy network rather than SD-CFR's average of advantage networks because a
-real-game query is then one network evaluation whatever the number of iterations (LBR asks for all
-1,326 hands at every decision), and the state stays a fixed size for checkpoints.
+The average strategy (`average_policy`): Deep CFR's strategy network per player, trained from scratch
+on its strategy reservoir (masked softmax, t-weighted squared error), which the blueprint file holds;
+or with `single` (SD-CFR), a reservoir of each player's advantage networks, played one network a hand
+drawn by weight (SD-CFR's way of playing its average). The real-game policy of choice is Deep CFR's:
+a query is one network evaluation whatever the number of iterations (LBR asks for all 1,326 hands at
+every decision), and LBR's range queries see the average strategy itself, where with SD-CFR they see
+the hand's sampled network (an upper bound of the average's exploitability).
 
 Reservoirs use Algorithm R (`deep_cfr.reservoir_add`); the state is a pytree of fixed-size arrays, so
 `jaxcfr.train` checkpoints and resumes it bit-identically.
