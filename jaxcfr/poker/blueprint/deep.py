@@ -25,7 +25,7 @@ or with `single` (SD-CFR), a reservoir of each player's advantage networks, play
 drawn by weight (SD-CFR's way of playing its average). The real-game policy of choice is Deep CFR's:
 a query is one network evaluation whatever the number of iterations (LBR asks for all 1,326 hands at
 every decision), and LBR's range queries see the average strategy itself, where with SD-CFR they see
-the hand's sampled network (an upper bound of the average's exploitability).
+the hand's sampled network (LBR then measures the sampled networks, not their average).
 
 Reservoirs use Algorithm R (`deep_cfr.reservoir_add`); the state is a pytree of fixed-size arrays, so
 `jaxcfr.train` checkpoints and resumes it bit-identically.
