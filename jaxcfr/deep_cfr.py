@@ -96,15 +96,20 @@ def masked_softmax(logits: jax.Array, legal_mask: jax.Array) -> jax.Array:
 class Reservoir(NamedTuple):
   """A fixed-size uniform sample of a stream of `(infoset, weight, target)` items."""
 
-  infoset: jax.Array  # [C] int32: the infoset of each kept item (I in empty slots)
+  infoset: jax.Array  # [C] (or [C, k]) int32: the infoset (or key) of each kept item (I in empty slots)
   weight: jax.Array  # [C] float32: the iteration the item came from
   target: jax.Array  # [C, A] float32: sampled regrets or policy, by action id
   seen: jax.Array  # [] int32: items offered so far (saturates near 2**31: see `reservoir_add`)
 
 
-def reservoir_init(capacity: int, num_actions: int, empty_row: int) -> Reservoir:
+def reservoir_init(
+  capacity: int, num_actions: int, empty_row: int, key_width: int | None = None
+) -> Reservoir:
+  """An empty reservoir whose items are keyed by one int32 (an infoset index) or, with `key_width`, by
+  int32 `[key_width]` (what a game without enumerable infosets needs to rebuild the features)."""
+  shape = (capacity,) if key_width is None else (capacity, key_width)
   return Reservoir(
-    jnp.full((capacity,), empty_row, jnp.int32),
+    jnp.full(shape, empty_row, jnp.int32),
     jnp.zeros((capacity,), jnp.float32),
     jnp.zeros((capacity, num_actions), jnp.float32),
     jnp.zeros((), jnp.int32),
@@ -112,7 +117,7 @@ def reservoir_init(capacity: int, num_actions: int, empty_row: int) -> Reservoir
 
 
 def reservoir_size(buffer: Reservoir) -> jax.Array:
-  return jnp.minimum(buffer.seen, buffer.infoset.shape[-1])
+  return jnp.minimum(buffer.seen, buffer.weight.shape[-1])
 
 
 def reservoir_add(
@@ -126,8 +131,8 @@ def reservoir_add(
   `seen` stops growing N short of int32's range (N rows per batch; Leduc with the defaults
   offers about 4,000 items per player per iteration, so after some 500,000 iterations), after
   which new items replace old ones with a fixed probability instead of a falling one."""
-  capacity = buffer.infoset.shape[0]
-  valid = jnp.broadcast_to(valid, infoset.shape)
+  capacity = buffer.weight.shape[0]
+  valid = jnp.broadcast_to(valid, infoset.shape[:1])
   seen = jnp.minimum(buffer.seen, _INT32_MAX - infoset.shape[0])
   position = seen + jnp.cumsum(valid, dtype=jnp.int32) - 1  # n of each valid row
   draw = jax.random.randint(key, position.shape, 0, jnp.maximum(position + 1, 1))
@@ -136,7 +141,7 @@ def reservoir_add(
   slot = jnp.where(write, slot, capacity)
   last = jnp.full((capacity + 1,), -1, jnp.int32).at[slot].max(jnp.where(write, position, -1))
   slot = jnp.where(write & (last[slot] == position), slot, capacity)  # unique, or `capacity` (dropped)
-  weight = jnp.broadcast_to(jnp.asarray(weight, jnp.float32), infoset.shape)
+  weight = jnp.broadcast_to(jnp.asarray(weight, jnp.float32), infoset.shape[:1])
   return Reservoir(
     buffer.infoset.at[slot].set(infoset.astype(jnp.int32), mode='drop'),
     buffer.weight.at[slot].set(weight, mode='drop'),
@@ -301,7 +306,7 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
         train_key,
         config['advantage_steps'],
         config['advantage_batch_size'],
-        _advantage_loss,
+        advantage_loss,
         t,
       )
       params = _replace(params, p, new)
@@ -330,7 +335,7 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
         train_key,
         config['strategy_steps'],
         config['strategy_batch_size'],
-        _strategy_loss,
+        strategy_loss,
         t,
       )
 
@@ -359,7 +364,7 @@ def describe(state: DeepCFRState) -> str:
   """One line for progress displays: reservoir fill and the latest losses."""
   buffers = state.advantage_buffers
   size, loss = jax.device_get(([reservoir_size(b) for b in buffers], state.advantage_loss))
-  return f'memory {min(size) / buffers[0].infoset.shape[-1]:.0%} loss ' + ','.join(f'{x:.3g}' for x in loss)
+  return f'memory {min(size) / buffers[0].weight.shape[-1]:.0%} loss ' + ','.join(f'{x:.3g}' for x in loss)
 
 
 def strategy_policy(params, game: CompiledGame) -> jax.Array:
@@ -371,23 +376,42 @@ def strategy_policy(params, game: CompiledGame) -> jax.Array:
   return policy.astype(game.dtype)
 
 
-def _advantage_loss(predictions, targets, mask):
+def advantage_loss(predictions, targets, mask):
+  """Squared error of predicted advantages over the legal actions, `[n, A]` -> `[n]`."""
   return jnp.where(mask, (predictions - targets) ** 2, 0).sum(-1)
 
 
-def _strategy_loss(logits, targets, mask):
+def strategy_loss(logits, targets, mask):
+  """Squared error of the masked-softmax policy over the legal actions, `[n, A]` -> `[n]`."""
   return jnp.where(mask, (masked_softmax(logits, mask) - targets) ** 2, 0).sum(-1)
 
 
 def sample_loss(params, game: CompiledGame, buffer: Reservoir, index: jax.Array, loss_fn) -> jax.Array:
   """The loss on the reservoir items `index`: the mean of weight * loss_fn(network(features), target)."""
-  rows = jnp.minimum(buffer.infoset[index], game.num_infosets - 1)
-  if game.num_infosets <= index.shape[0]:  # the same predictions (and gradients) from fewer network rows
-    predictions = _take_rows(mlp_apply(params, game.features), rows)
-  else:
-    predictions = mlp_apply(params, game.features[rows])
-  weights = jnp.where(buffer.infoset[index] < game.num_infosets, buffer.weight[index], 0)
-  return (weights * loss_fn(predictions, buffer.target[index], game.legal_mask[rows])).mean()
+  return weighted_loss(_infoset_predictor(game, index.shape[0]), params, buffer, index, loss_fn)
+
+
+def weighted_loss(predict, params, buffer: Reservoir, index: jax.Array, loss_fn) -> jax.Array:
+  """The mean over the reservoir items `index` of weight * loss_fn(prediction, target, legal mask):
+  `predict(params, keys) -> (predictions [n, A], legal mask [n, A], valid [n])` rebuilds each item's
+  input from its key (invalid items, e.g. empty slots, weigh 0). Any game's Deep CFR shares it."""
+  predictions, mask, valid = predict(params, buffer.infoset[index])
+  weights = jnp.where(valid, buffer.weight[index], 0)
+  return (weights * loss_fn(predictions, buffer.target[index], mask)).mean()
+
+
+def _infoset_predictor(game: CompiledGame, batch: int):
+  """`predict` for `weighted_loss` on a compiled game: features gathered by infoset index."""
+
+  def predict(params, infosets):
+    rows = jnp.minimum(infosets, game.num_infosets - 1)
+    if game.num_infosets <= batch:  # the same predictions (and gradients) from fewer network rows
+      predictions = _take_rows(mlp_apply(params, game.features), rows)
+    else:
+      predictions = mlp_apply(params, game.features[rows])
+    return predictions, game.legal_mask[rows], infosets < game.num_infosets
+
+  return predict
 
 
 @jax.custom_vjp
@@ -444,11 +468,25 @@ def _train(optimizer, params, buffer: Reservoir, game: CompiledGame, key, steps,
       return whole(params)
 
   else:
-    size, scale = reservoir_size(buffer), 2.0 / t.astype(jnp.float32)
+    loss = minibatch_loss(_infoset_predictor(game, batch_size), buffer, batch_size, loss_fn, t)
+  return fit(optimizer, params, loss, key, steps)
 
-    def loss(params, key):
-      index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(size, 1))
-      return scale * sample_loss(params, game, buffer, index, loss_fn)
+
+def minibatch_loss(predict, buffer: Reservoir, batch_size: int, loss_fn, t) -> Callable:
+  """`loss(params, key)`: `weighted_loss` on `batch_size` items drawn uniformly from the filled part of
+  `buffer`, the weights (iterations) scaled by 2 / t so that they average about 1."""
+  size, scale = reservoir_size(buffer), 2.0 / jnp.asarray(t).astype(jnp.float32)
+
+  def loss(params, key):
+    index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(size, 1))
+    return scale * weighted_loss(predict, params, buffer, index, loss_fn)
+
+  return loss
+
+
+def fit(optimizer, params, loss, key, steps: int):
+  """`steps` optimizer steps on `loss(params, key)`, a fresh optimizer state and one key per step:
+  `(params, mean loss over the last tenth of the steps)`."""
 
   def step(carry, key):
     params, opt_state = carry

@@ -196,7 +196,8 @@ def train(
       every = max(1, math.ceil(iterations / 10))
     else:
       checkpoint_seconds = 60.0
-  if solver.costly_policy and eval_every is None and eval_every_seconds is None and eval_at is None:
+  # A costly policy (Deep CFR trains networks for it) is produced mid-run only to be evaluated.
+  if exact and solver.costly_policy and eval_every is None and eval_every_seconds is None and eval_at is None:
     if seconds is not None:
       eval_every_seconds = seconds / 10
     else:

@@ -157,9 +157,9 @@ def test_whole_reservoir_loss_has_the_item_by_item_gradient():
   total_weight = buffer.weight[:4].sum()
 
   def item_by_item(p):
-    return deep_cfr.sample_loss(p, game, buffer, index, deep_cfr._advantage_loss) * 4 / total_weight
+    return deep_cfr.sample_loss(p, game, buffer, index, deep_cfr.advantage_loss) * 4 / total_weight
 
-  whole = deep_cfr.reservoir_loss(game, buffer, deep_cfr._advantage_loss)
+  whole = deep_cfr.reservoir_loss(game, buffer, deep_cfr.advantage_loss)
   expected, actual = jax.tree.leaves(jax.grad(item_by_item)(params)), jax.tree.leaves(jax.grad(whole)(params))
   for a, b in zip(expected, actual, strict=True):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -181,7 +181,7 @@ def test_training_fits_the_iteration_weighted_mean(batch_size):
     jax.random.key(1),
     1500,
     batch_size,
-    deep_cfr._advantage_loss,
+    deep_cfr.advantage_loss,
     jnp.asarray(2),
   )
   prediction = deep_cfr.mlp_apply(fitted, game.features[:2])

@@ -66,7 +66,7 @@ def test_deep_cfr_minibatch_gradient_holds_no_float_scatter_add():
   index = jnp.arange(32)  # more items than infosets: the gather path
 
   def loss(params):
-    return deep_cfr.sample_loss(params, game, buffer, index, deep_cfr._advantage_loss)
+    return deep_cfr.sample_loss(params, game, buffer, index, deep_cfr.advantage_loss)
 
   assert float_scatter_adds(gpu_program(jax.grad(loss), params)) == 0
 

@@ -17,3 +17,18 @@ LBR_HANDS = (
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
 BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
 THINK_SECONDS = 1.0  # the search bot's wall seconds per turn and river decision
+# `jaxcfr blueprint train --algorithm deep-cfr`: sized for a 2-core CPU (about 1 s an update on the
+# small preset: a fifth traversing, the rest training; wider layers and more traversals on a GPU).
+DEEP_BLUEPRINT = {
+  'traversals': 256,
+  'advantage_layers': (128, 128),
+  'advantage_steps': 32,
+  'advantage_batch_size': 1024,
+  'advantage_capacity': 1_000_000,
+  'reinitialize': False,
+  'strategy_layers': (128, 128),
+  'strategy_steps': 3000,
+  'strategy_batch_size': 1024,
+  'strategy_capacity': 1_000_000,
+  'learning_rate': 1e-3,
+}

@@ -8,7 +8,8 @@
 
 Modules: `tree` (the abstract betting tree and the bet presets), `game` (the abstract game: deck,
 streets, bucket functions, the history-compiled twin of small games), `mccfr` (external-sampling MCCFR
-over sampled deals), `files` (the blueprint file), `policy` (the blueprint in the real game),
+over sampled deals), `deep` (Deep CFR and SD-CFR on the same game: networks of the hold'em features
+of `jaxcfr.poker.features`), `files` (the blueprint files), `policy` (the blueprint in the real game),
 `training` and `cli` (`jaxcfr blueprint train`).
 """
 
@@ -29,7 +30,12 @@ _HOMES = {
   'load_blueprint': 'files',
   'save_blueprint': 'files',
   'BlueprintPolicy': 'policy',
+  'NetworkPolicy': 'policy',
   'load_policy': 'policy',
+  'NetworkBlueprint': 'files',
+  'load_networks': 'files',
+  'save_networks': 'files',
+  'deep_blueprint_solver': 'deep',
 }
 
 

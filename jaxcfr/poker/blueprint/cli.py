@@ -4,9 +4,11 @@ tables, and measure it.
     jaxcfr abstract --profile small --out tables/
     jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
       --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
+    jaxcfr blueprint train --algorithm deep-cfr|sd-cfr --seconds 3600 --checkpoint run/ --out deep.npz
     jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json lbr.json
 
-External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`) through the library
+External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`; or Deep CFR / SD-CFR,
+`jaxcfr.poker.blueprint.deep`, networks on card and chip features instead of tables) through the library
 training loop: progress (iterations, traversals/s, memory), checkpoints and exact resume. Bad input
 (missing or mismatched tables, a checkpoint of another run, an unwritable --out) is one line and
 exit status 2, before any training. Imports nothing heavy until it runs.
@@ -23,6 +25,8 @@ from jaxcfr import algorithms, outputs
 
 _PRESETS = ('small', 'default')  # jaxcfr.poker.blueprint.tree.PRESETS (not imported: it needs JAX)
 _KEEP = 3
+_ALGORITHMS = ('tabular', 'deep-cfr', 'sd-cfr')
+_SNAPSHOTS = 64
 
 
 def _positive(kind):
@@ -54,7 +58,15 @@ def add_parser(commands, add_output_options) -> None:
     'file that jaxcfr.poker.blueprint.load_policy reads.',
   )
   train.add_argument(
-    '--abstraction', required=True, metavar='DIR', help='tables written by `jaxcfr abstract`'
+    '--algorithm',
+    choices=_ALGORITHMS,
+    default='tabular',
+    help='tabular: external-sampling MCCFR on bucket tables; deep-cfr: Deep CFR, advantage and strategy '
+    'networks on card and chip features (no tables); sd-cfr: Single Deep CFR, advantage networks only, '
+    'a reservoir of them as the average (default tabular)',
+  )
+  train.add_argument(
+    '--abstraction', metavar='DIR', help='tables written by `jaxcfr abstract` (tabular only; required there)'
   )
   train.add_argument(
     '--bets',
@@ -79,6 +91,31 @@ def add_parser(commands, add_output_options) -> None:
       default=argparse.SUPPRESS, metavar='N' if parameter.kind == 'int' else 'X',
       help=f'{parameter.help} [default {parameter.shown()}]',
     )  # fmt: skip
+  from jaxcfr.poker import defaults  # noqa: PLC0415  (no JAX)
+
+  deep = train.add_argument_group(
+    'Deep CFR (--algorithm deep-cfr, or sd-cfr without the strategy networks; sized for a 2-core CPU)'
+  )
+  deep.add_argument(
+    '--snapshots', type=_positive(int), metavar='N',
+    help=f'sd-cfr: advantage networks kept per player (uniform over iterations) [default {_SNAPSHOTS}]',
+  )  # fmt: skip
+  deep.add_argument(
+    '--no-history', dest='history', action='store_false',
+    help='features without the betting history (the 372 numbers of the seed layout only)',
+  )  # fmt: skip
+  for parameter in algorithms.REGISTRY['deep-cfr'].hyperparameters:
+    default = parameter.shown(defaults.DEEP_BLUEPRINT[parameter.name]).replace('%', '%%')
+    options = dict(
+      dest=parameter.name, default=argparse.SUPPRESS, help=f'{parameter.help} [default {default}]'
+    )
+    if parameter.kind == 'bool':
+      deep.add_argument(parameter.cli_flag, action=argparse.BooleanOptionalAction, **options)
+    else:
+      metavar = {'layers': 'W,W', 'batch': 'N', 'int': 'N'}.get(parameter.kind, 'X')
+      deep.add_argument(
+        parameter.cli_flag, type=algorithms.argument_type(parameter), metavar=metavar, **options
+      )
   saves = train.add_argument_group('checkpoints')
   saves.add_argument('--checkpoint', metavar='DIR', help='save the state to DIR as it runs (orbax)')
   saves.add_argument(
@@ -116,7 +153,8 @@ def run(args) -> int:
   import jax  # noqa: PLC0415
   import jax.numpy as jnp  # noqa: PLC0415
 
-  from jaxcfr import checkpoints, progress  # noqa: PLC0415
+  from jaxcfr import checkpoints, memory, progress  # noqa: PLC0415
+  from jaxcfr.poker import features  # noqa: PLC0415
   from jaxcfr.poker.blueprint import files, mccfr, training  # noqa: PLC0415
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
@@ -130,24 +168,72 @@ def run(args) -> int:
           raise files.BlueprintError(f'--{flag.replace("_", "-")} needs --checkpoint DIR')
     outputs.check_file(args.out, '--out', force=args.force, suffixes=('.npz',))
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
-    given = {p.name: getattr(args, p.name) for p in algorithms.REGISTRY['es-mccfr'].hyperparameters
+    tabular = args.algorithm == 'tabular'
+    own = {'tabular': 'es-mccfr', 'deep-cfr': 'deep-cfr', 'sd-cfr': 'sd-cfr'}[args.algorithm]
+    owned = {p.name for p in algorithms.REGISTRY[own].hyperparameters}
+    for other in ('es-mccfr', 'deep-cfr'):
+      for parameter in algorithms.REGISTRY[other].hyperparameters:
+        if hasattr(args, parameter.name) and parameter.name not in owned:
+          raise files.BlueprintError(f'{parameter.cli_flag} does not apply to --algorithm {args.algorithm}')
+    if args.snapshots is not None and args.algorithm != 'sd-cfr':
+      raise files.BlueprintError(f'--snapshots does not apply to --algorithm {args.algorithm}')
+    given = {p.name: getattr(args, p.name) for p in algorithms.REGISTRY[own].hyperparameters
              if hasattr(args, p.name)}  # fmt: skip
-    solver = mccfr.blueprint_solver(devices=args.devices, **given)
-    abstraction = training.load_tables(args.abstraction)
-    identity = {'devices': args.devices, 'bets': args.bets, 'abstraction': abstraction.fingerprint}
+    if tabular:
+      if not args.history:
+        raise files.BlueprintError('--no-history applies to --algorithm deep-cfr and sd-cfr only')
+      if args.abstraction is None:
+        raise files.BlueprintError(
+          '--algorithm tabular needs --abstraction DIR (tables of `jaxcfr abstract`)'
+        )
+      solver = mccfr.blueprint_solver(devices=args.devices, **given)
+      abstraction = training.load_tables(args.abstraction)
+      identity = {'devices': args.devices, 'bets': args.bets, 'abstraction': abstraction.fingerprint}
+    else:
+      from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
+
+      if args.abstraction is not None:
+        raise files.BlueprintError(
+          f'--abstraction does not apply to --algorithm {args.algorithm} (no tables)'
+        )
+      if args.devices != 1 or args.dtype != 'float32':
+        raise files.BlueprintError(f'--algorithm {args.algorithm} runs on one device in float32')
+      game, tree, nodes = training.network_game(args.bets, args.history)
+      single = args.algorithm == 'sd-cfr'
+      snapshots = args.snapshots or _SNAPSHOTS
+      solver = deep.deep_blueprint_solver(nodes, single=single, snapshots=snapshots, **given)
+      abstraction = None
+      identity = {'devices': 1, 'bets': args.bets, 'history': args.history}
     if args.checkpoint:
       training.check_checkpoints(args.checkpoint, args.keep_checkpoints, args.resume, identity)
-    game, tree = training.tables_game(abstraction, args.bets, jnp.dtype(args.dtype))
+    if tabular:
+      game, tree = training.tables_game(abstraction, args.bets, jnp.dtype(args.dtype))
+      sizes = training.memory_report(game)
+      what = (
+        f'buckets {"/".join(map(str, game.num_buckets))}; regret and average tables '
+        f'{_bytes(sizes["table_bytes"])}, game and bucket tables {_bytes(sizes["game_bytes"])}'
+      )
+      per_update = mccfr.traversals_per_update(solver)
+      postfix = f'{_bytes(sizes["table_bytes"])} tables'
+    else:
+      sizes = {'table_bytes': 0}
+      shapes = jax.tree.leaves(jax.eval_shape(lambda: solver.init(game, jax.random.key(0))))
+      state_bytes = sum(
+        leaf.size * leaf.dtype.itemsize for leaf in shapes if jnp.issubdtype(leaf.dtype, jnp.number)
+      )
+      layers = solver.hyperparameters['advantage_layers']
+      what = (
+        f'{"SD-CFR" if single else "Deep CFR"}, {features.size(args.history)} features, advantage networks '
+        f'{",".join(map(str, layers))}, reservoirs and networks {_bytes(state_bytes)}'
+      )
+      per_update = 2 * int(solver.hyperparameters['traversals'])
+      postfix = args.algorithm
     counts = tree.counts()
-    sizes = training.memory_report(game)
     print(
       f'blueprint: bets {args.bets} ({counts["nodes"]:,} nodes, '
-      f'{counts["decision_nodes"]:,} decision nodes), '
-      f'buckets {"/".join(map(str, game.num_buckets))}; regret and average tables '
-      f'{_bytes(sizes["table_bytes"])}, game and bucket tables {_bytes(sizes["game_bytes"])}',
+      f'{counts["decision_nodes"]:,} decision nodes), {what}',
       file=log,
     )
-    per_update = mccfr.traversals_per_update(solver)
     bars = []  # made at the first report, which knows where a resumed run starts
 
     def show(update):  # rates over all runs (a resumed run's seconds include the earlier ones')
@@ -155,7 +241,7 @@ def run(args) -> int:
         bars.append(progress.Progress(args.iterations, 'blueprint', 'it', args.quiet, initial=update.start))
       if update.seconds > 0:
         rate = per_update * update.iteration / update.seconds
-        bars[0].set_postfix_str(f'{rate:,.0f} traversals/s, {_bytes(sizes["table_bytes"])} tables')
+        bars[0].set_postfix_str(f'{rate:,.0f} traversals/s, {postfix}')
       bars[0].update(update.iteration - bars[0].count)
 
     try:
@@ -173,9 +259,10 @@ def run(args) -> int:
     return 2
   traversals = per_update * result.iterations
   report = {
+    'algorithm': args.algorithm,
     'bets': args.bets,
-    'abstraction': abstraction.fingerprint,
-    'buckets': list(game.num_buckets),
+    'abstraction': abstraction.fingerprint if tabular else None,
+    'buckets': list(game.num_buckets) if tabular else None,
     **counts,
     'iterations': result.iterations,
     'traversals': traversals,
@@ -185,7 +272,9 @@ def run(args) -> int:
     'resumed_from': result.resumed_from,
     'checkpoints_saved': len(result.checkpoint_seconds),
     'checkpoint_seconds': statistics.median(result.checkpoint_seconds) if result.checkpoint_seconds else None,
-    **training.memory_report(game, result.state),
+    **(
+      training.memory_report(game, result.state) if tabular else {'state_bytes': memory.nbytes(result.state)}
+    ),
     'devices': args.devices,
     'backend': jax.default_backend(),
     'hyperparameters': dict(solver.hyperparameters),
@@ -199,10 +288,18 @@ def run(args) -> int:
     file=log,
   )
   try:
-    training.save(
-      args.out, result, solver, game, tree, args.bets, args.abstraction, force=args.force, seed=args.seed,
-      devices=args.devices,
-    )  # fmt: skip
+    if tabular:
+      training.save(
+        args.out, result, solver, game, tree, args.bets, args.abstraction, force=args.force, seed=args.seed,
+        devices=args.devices,
+      )  # fmt: skip
+    else:
+      loss = [float(x) for x in jax.device_get(result.state.advantage_loss)]
+      report['advantage_loss'] = loss
+      training.save_networks(
+        args.out, result, solver, game, tree, nodes, args.bets, force=args.force, seed=args.seed,
+        advantage_loss=loss,
+      )  # fmt: skip
     print(f'blueprint written to {args.out}', file=log)
     if args.json:
       outputs.write_json(args.json, report, force=args.force)

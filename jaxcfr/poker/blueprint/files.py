@@ -29,6 +29,7 @@ from jaxcfr.poker.cards import Deck
 
 FORMAT = 'jaxcfr-blueprint'
 FORMAT_VERSION = 1
+NETWORK_FORMAT = 'jaxcfr-network-blueprint'  # Deep CFR: strategy networks instead of probabilities
 _LEVELS = 255
 
 
@@ -126,17 +127,30 @@ def save_blueprint(
 
 
 def read_metadata(path: str) -> dict:
-  """The metadata of a blueprint file, without its probabilities (`BlueprintError` if it is not one)."""
-  return _read(path, probabilities=False)[1]
+  """The metadata of a blueprint file (tabular or network), without its arrays (`BlueprintError` if it
+  is not one)."""
+  return _read(path, probabilities=False, formats=(FORMAT, NETWORK_FORMAT))[1]
 
 
-def _read(path: str, probabilities: bool = True) -> tuple[np.ndarray | None, dict]:
+def _read(
+  path: str, probabilities: bool = True, formats: tuple[str, ...] = (FORMAT,)
+) -> tuple[np.ndarray | dict | None, dict]:
+  """(the probabilities, or the network arrays by name, or None; metadata) of a blueprint file."""
   try:
     with np.load(path, allow_pickle=False) as archive:
-      if 'metadata' not in archive.files or 'probabilities' not in archive.files:
-        raise BlueprintError(f'{path!r} is not a blueprint written by jaxcfr (no probabilities and metadata)')
+      if 'metadata' not in archive.files:
+        raise BlueprintError(f'{path!r} is not a blueprint written by jaxcfr (no metadata)')
       metadata = json.loads(archive['metadata'].tobytes().decode())
-      counts = archive['probabilities'] if probabilities else None
+      network = isinstance(metadata, dict) and metadata.get('format') == NETWORK_FORMAT
+      if not network and 'probabilities' not in archive.files:
+        raise BlueprintError(f'{path!r} is not a blueprint written by jaxcfr (no probabilities and metadata)')
+      counts = None
+      if probabilities:
+        counts = (
+          {name: archive[name] for name in archive.files if name != 'metadata'}
+          if network
+          else archive['probabilities']
+        )
   except FileNotFoundError:
     raise BlueprintError(f'blueprint {path!r} does not exist') from None
   except IsADirectoryError:
@@ -147,8 +161,12 @@ def _read(path: str, probabilities: bool = True) -> tuple[np.ndarray | None, dic
     raise BlueprintError(
       f'{path!r} is not a readable blueprint (.npz written by jaxcfr blueprint): {error}'
     ) from None
-  if not isinstance(metadata, dict) or metadata.get('format') != FORMAT:
-    raise BlueprintError(f'{path!r} is not a blueprint written by jaxcfr (format {FORMAT!r})')
+  if not isinstance(metadata, dict) or metadata.get('format') not in formats:
+    kind = metadata.get('format') if isinstance(metadata, dict) else None
+    raise BlueprintError(
+      f'{path!r} is not a blueprint written by jaxcfr (format {" or ".join(map(repr, formats))}; '
+      f'it has {kind!r})'
+    )
   if metadata.get('format_version') != FORMAT_VERSION:
     raise BlueprintError(
       f'{path!r} is blueprint format version {metadata.get("format_version")}; '
@@ -160,6 +178,82 @@ def _read(path: str, probabilities: bool = True) -> tuple[np.ndarray | None, dic
 def load_blueprint(path: str) -> Blueprint:
   """Reads a blueprint file: its tree rebuilt and checked, its probabilities as float32."""
   counts, metadata = _read(path)
+  tree = _tree_of(path, metadata)
+  buckets = metadata.get('buckets')
+  expected = (tree.num_decisions, max(buckets) if buckets else -1, tree.num_actions)
+  if counts.dtype != np.uint8 or counts.shape != expected:
+    raise BlueprintError(
+      f'{path!r}: probabilities of shape {counts.shape} ({counts.dtype}); the tree needs {expected} uint8'
+    )
+  return Blueprint(tree, dequantise(counts, tree.legal), metadata)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NetworkBlueprint:
+  """A Deep CFR blueprint read back: its tree, per-player strategy networks (`deep_cfr.mlp_apply`
+  parameters: lists of {'w', 'b'} float32 arrays) and metadata; or for SD-CFR, per player S advantage
+  networks (each array with a leading axis S) and their weights."""
+
+  tree: tree_lib.BettingTree
+  networks: tuple[list[dict[str, np.ndarray]], ...]
+  metadata: dict
+  weights: tuple[np.ndarray, ...] | None = None  # SD-CFR: per player, the weight [S] of each network
+
+
+def save_networks(
+  path: str,
+  tree: tree_lib.BettingTree,
+  networks,
+  metadata: dict,
+  *,
+  weights=None,
+  force: bool = False,
+  what: str = '--out',
+) -> None:
+  """Writes per-player networks (`networks[p]`: MLP parameters; with `weights[p]` [S], S networks
+  stacked on a leading axis) with `metadata` (from `metadata_for`; its format is set to the network
+  format) as `network/{player}/{layer}/{w,b}` (and `network/{player}/weight`)."""
+  arrays = {
+    f'network/{p}/{i}/{name}': np.asarray(layer[name], np.float32)
+    for p, params in enumerate(networks)
+    for i, layer in enumerate(params)
+    for name in ('w', 'b')
+  }
+  for p, values in enumerate(weights or ()):
+    arrays[f'network/{p}/weight'] = np.asarray(values, np.float32)
+  metadata = {**metadata, 'format': NETWORK_FORMAT}
+  arrays['metadata'] = np.frombuffer(json.dumps(metadata).encode(), np.uint8)
+  outputs.write_file(path, lambda file: np.savez_compressed(file, **arrays), force=force, what=what)
+
+
+def load_networks(path: str) -> NetworkBlueprint:
+  """Reads a network blueprint: its tree rebuilt and checked, its networks' shapes checked."""
+  arrays, metadata = _read(path, formats=(NETWORK_FORMAT,))
+  tree = _tree_of(path, metadata)
+  networks = []
+  for p in range(2):
+    layers, i = [], 0
+    while f'network/{p}/{i}/w' in arrays:
+      layers.append({'w': arrays[f'network/{p}/{i}/w'], 'b': arrays[f'network/{p}/{i}/b']})
+      i += 1
+    networks.append(layers)
+  sizes = [int(metadata.get('features', {}).get('size', -1)), tree.num_actions]
+  for layers in networks:
+    if not layers or layers[0]['w'].shape[-2] != sizes[0] or layers[-1]['w'].shape[-1] != sizes[1]:
+      raise BlueprintError(
+        f"{path!r}: its networks do not map {sizes[0]} features to the tree's {sizes[1]} actions"
+      )
+  weights = None
+  if 'network/0/weight' in arrays:
+    weights = tuple(arrays[f'network/{p}/weight'] for p in range(2))
+    for p, values in enumerate(weights):
+      if not len(values) or any(layer['w'].shape[0] != len(values) for layer in networks[p]):
+        raise BlueprintError(f'{path!r}: player {p} has {len(values)} network weights for its networks')
+  return NetworkBlueprint(tree, tuple(networks), metadata, weights)
+
+
+def _tree_of(path: str, metadata: dict) -> tree_lib.BettingTree:
+  """The betting tree a blueprint's metadata describes, checked against its fingerprint."""
   try:
     rules = NoLimitRules(**metadata['rules'])
     bets = tree_lib.bets_from_json(metadata['bets'])
@@ -172,10 +266,4 @@ def load_blueprint(path: str) -> Blueprint:
       f'{path!r}: the betting tree rebuilt from its metadata does not match its fingerprint '
       '(written by another version of the tree builder?)'
     )
-  buckets = metadata.get('buckets')
-  expected = (tree.num_decisions, max(buckets) if buckets else -1, tree.num_actions)
-  if counts.dtype != np.uint8 or counts.shape != expected:
-    raise BlueprintError(
-      f'{path!r}: probabilities of shape {counts.shape} ({counts.dtype}); the tree needs {expected} uint8'
-    )
-  return Blueprint(tree, dequantise(counts, tree.legal), metadata)
+  return tree

@@ -211,8 +211,6 @@ def traverse(
   strategies, the opponent's samples, what is explored); only the reach (top down) and the values
   (bottom up) go depth by depth, a gather and a reduction each, which keeps the program small.
   """
-  dtype = regret.dtype
-  batch = outcome.shape[0]
   num_actions = game.num_actions
   num_cells = game.num_decisions * game.max_buckets
   by_seat = jnp.moveaxis(buckets, 0, -1)  # [2, S, B]
@@ -222,18 +220,46 @@ def traverse(
   legal = game.legal_mask[:, None, :]  # [D, 1, A]
   # Regret matching over the table, then one gather: far cheaper than over [D, B, A] once B > K.
   sigma = tree.gather(regret_matching(regret, legal).reshape(num_cells, num_actions), cells)  # [D, B, A]
-  own = (game.player == player)[:, None, None]  # [D, 1, 1]
-  draws = jax.random.uniform(key, (game.num_decisions + 1, batch), dtype)
-  # The opponent samples one action from its current strategy; the traverser explores every legal
-  # action, less the pruned ones (never on the last street, nor the action of highest regret).
-  sampled = _inverse_cdf(sigma, legal, draws[:-1])  # [D, B]
-  explored = jnp.where(own, legal, jnp.arange(num_actions) == sampled[..., None])  # [D, B, A]
-  if prune is not False:
+  draws = jax.random.uniform(key, (game.num_decisions + 1, outcome.shape[0]), regret.dtype)
+  keep = None
+  if prune is not False:  # on a share of the traversals, p's actions of low regret (not the best)
     regrets = tree.gather(regret.reshape(num_cells, num_actions), cells)  # [D, B, A]
     best = regrets == jnp.max(jnp.where(legal, regrets, -jnp.inf), -1, keepdims=True)
-    keep = (regrets > threshold) | best
-    prunable = own & (prune & (draws[-1] < prune_probability))[None, :, None]
-    prunable = prunable & (game.street < game.num_streets - 1)[:, None, None]
+    keep = ((regrets > threshold) | best) | ~(prune & (draws[-1] < prune_probability))[None, :, None]
+  instant, reach = walk(game, sigma, outcome, draws[:-1], player, keep)
+  # The traverser's regrets at its rows and the opponent's strategy at its rows, where reached: one
+  # deterministic segment sum of [regret | average] increments (their rows never overlap).
+  own = (game.player == player)[:, None, None]  # [D, 1, 1]
+  increments = jnp.concatenate([instant, jnp.where(own, 0, sigma)], -1).reshape(-1, 2 * num_actions)
+  rows = jnp.where(reach, cells, num_cells).reshape(-1)
+  sums = tree.segment_sum(increments, rows, num_cells)  # [D * K, 2A]
+  return sums[:, :num_actions].reshape(regret.shape), sums[:, num_actions:].reshape(regret.shape)
+
+
+def walk(
+  game: BlueprintGame,
+  sigma: jax.Array,  # [D, B, A]: each row's current strategy for the acting player's cards in each deal
+  outcome: jax.Array,  # int32 [B]: sign(rank of player 0 - rank of player 1) on the whole board
+  draws: jax.Array,  # [D, B]: uniform draws of the opponent's samples
+  player,  # the traverser, 0 or 1; may be traced
+  keep: jax.Array | None = None,  # bool [D, B, A]: the traverser's actions not pruned (None: all)
+) -> tuple[jax.Array, jax.Array]:
+  """One external-sampling traversal per deal over the whole tree, given every row's strategy (from a
+  regret table or a network): `(instant regrets [D, B, A], reach bool [D, B])`. The instant regret
+  v(child) - v(row) is the traverser's, at its rows and explored actions (0 elsewhere); `reach` says
+  which (row, deal) pairs the traversal visits. Pruning (`keep`) applies to the traverser's rows
+  before the last street."""
+  dtype = sigma.dtype
+  batch = outcome.shape[0]
+  num_actions = game.num_actions
+  legal = game.legal_mask[:, None, :]  # [D, 1, A]
+  own = (game.player == player)[:, None, None]  # [D, 1, 1]
+  # The opponent samples one action from its current strategy; the traverser explores every legal
+  # action, less the pruned ones (never on the last street).
+  sampled = _inverse_cdf(sigma, legal, draws)  # [D, B]
+  explored = jnp.where(own, legal, jnp.arange(num_actions) == sampled[..., None])  # [D, B, A]
+  if keep is not None:
+    prunable = own & (game.street < game.num_streets - 1)[:, None, None]
     explored = explored & jnp.where(prunable, keep, True)
   weights = jnp.where(own, sigma, 1).astype(dtype) * explored  # [D, B, A]
 
@@ -265,14 +291,7 @@ def traverse(
     values = terminal
   below = jnp.concatenate(below_rows[::-1])  # [D, B, A]
   value = jnp.concatenate(value_rows[::-1])  # [D, B]
-
-  # The traverser's regrets at its rows and the opponent's strategy at its rows, where reached: one
-  # deterministic segment sum of [regret | average] increments (their rows never overlap).
-  instant = jnp.where(own & explored, below - value[..., None], 0)  # [D, B, A]
-  increments = jnp.concatenate([instant, jnp.where(own, 0, sigma)], -1).reshape(-1, 2 * num_actions)
-  rows = jnp.where(reach, cells, num_cells).reshape(-1)
-  sums = tree.segment_sum(increments, rows, num_cells)  # [D * K, 2A]
-  return sums[:, :num_actions].reshape(regret.shape), sums[:, num_actions:].reshape(regret.shape)
+  return jnp.where(own & explored, below - value[..., None], 0), reach
 
 
 def _inverse_cdf(probs: jax.Array, allowed: jax.Array, uniform_draw: jax.Array) -> jax.Array:

@@ -42,11 +42,14 @@ BOARD_SIZES = (0, 3, 4, 5)  # visible board cards by street (hold'em)
 
 
 def load_policy(path: str, tables=None, *, name: str | None = None) -> BlueprintPolicy:
-  """The blueprint file at `path` as a real-game policy.
+  """The blueprint file at `path` as a real-game policy (a Deep CFR file, whose strategy networks need
+  no tables, as a `NetworkPolicy`).
 
   `tables`: the abstraction tables' directory, or a bucket function object (`buckets`, `fingerprint`,
   `buckets_of`); by default the directory recorded when the blueprint was trained. The tables must be
   the ones it was trained with (same fingerprint): `BlueprintError` with one line otherwise."""
+  if files.read_metadata(path).get('format') == files.NETWORK_FORMAT:
+    return NetworkPolicy(files.load_networks(path), name or f'deep-blueprint:{path}')
   blueprint = files.load_blueprint(path)
   if tables is None:
     tables = blueprint.metadata.get('abstraction_path')
@@ -150,8 +153,7 @@ class BlueprintPolicy:
     node, on_tree = self.abstract_nodes(state)
     self.off_tree += int((~on_tree & ~state.finished).sum())
     row = np.where(on_tree, tree.decision[node], 0)
-    bucket = self._bucket(state, holes)  # [B, K]
-    probabilities = self.blueprint.probabilities[row[:, None], bucket]  # [B, K, A]
+    probabilities = self._probabilities(state, holes, row)  # [B, K, A]
     actions = self._real_actions(state, row)
     # Where the abstract line is lost: check or call.
     fallback = ~on_tree
@@ -161,6 +163,10 @@ class BlueprintPolicy:
       actions = _where(fallback, _call_only(state, tree.num_actions), actions)
       probabilities = np.where(fallback[:, None, None], call, probabilities)
     return _merged(actions, probabilities)
+
+  def _probabilities(self, state: nlhe.HandState, holes: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """The abstract strategy [B, K, A] at each hand's decision row for each candidate hole pair."""
+    return self.blueprint.probabilities[row[:, None], self._bucket(state, holes)]
 
   def _bucket(self, state: nlhe.HandState, holes: np.ndarray) -> np.ndarray:
     """The bucket int [B, K] of each candidate hole pair on the hand's street, from the visible board."""
@@ -196,6 +202,85 @@ class BlueprintPolicy:
     amount = np.where(kind == nlhe.RAISE, amount, np.where(kind == nlhe.CALL, options.call_to[:, None], 0))
     valid = tree.legal[row] & ((kind != nlhe.FOLD) | options.can_fold[:, None])
     return nlhe.ActionSet(np.maximum(kind, 0).astype(np.int8), amount, valid)
+
+
+class NetworkPolicy(BlueprintPolicy):
+  """A Deep CFR blueprint (per-player strategy networks) as an `nlhe.Policy`: the same mapping of the
+  real history into the abstract tree and of abstract actions to real ones as `BlueprintPolicy`; at the
+  node, the acting player's strategy network on the features (`jaxcfr.poker.features`) of each
+  candidate hole pair with the visible board, the real street and chips, and the abstract node's
+  betting history, batched over the hands to act and their candidates."""
+
+  def __init__(self, blueprint: files.NetworkBlueprint, name: str = 'deep-blueprint'):
+    from jaxcfr.poker import features  # noqa: PLC0415
+
+    self.blueprint = blueprint
+    self.tree = tree = blueprint.tree
+    self.name = name
+    if tree.num_streets != 4 or tuple(blueprint.metadata['board_cards']) != (0, 3, 1, 1):
+      raise files.BlueprintError("a real-game policy needs a blueprint of all four hold'em streets")
+    self.history = features.history_table(tree) if blueprint.metadata['features']['history'] else None
+    self.networks = [jax.tree.map(jnp.asarray, params) for params in blueprint.networks]
+    self.weights = blueprint.weights  # SD-CFR: per player [S]; None for strategy networks
+    self._sizes = _slot_sizes(tree)
+    self._network = jax.jit(_network_probabilities, static_argnums=10)
+    self.off_tree = 0
+
+  def snapshot(self, state: nlhe.HandState) -> np.ndarray:
+    """SD-CFR: the network each hand's players play, int [B, 2], drawn with probability proportional to
+    its weight (iteration) from the low digits of the hand's first noise draw: the same network for a
+    whole hand, whatever the query, as SD-CFR plays its average strategy."""
+    u = np.modf(state.noise[:, 0] * 2**20)[0]
+    return np.stack(
+      [
+        np.minimum(np.searchsorted(np.cumsum(w) / np.sum(w), u, side='right'), len(w) - 1)
+        for w in self.weights
+      ],
+      -1,
+    )
+
+  def _probabilities(self, state: nlhe.HandState, holes: np.ndarray, row: np.ndarray) -> np.ndarray:
+    batch, count = holes.shape[:2]
+    out = np.zeros((batch, count, self.tree.num_actions), np.float32)
+    single = self.weights is not None
+    chosen = self.snapshot(state)[np.arange(batch), state.to_act] if single else np.zeros(batch, np.int64)
+    for player, k in sorted({(int(p), int(k)) for p, k in zip(state.to_act, chosen, strict=True)}):
+      index = np.flatnonzero((state.to_act == player) & (chosen == k))
+      params = self.networks[player]
+      if single:
+        params = jax.tree.map(lambda x, k=k: x[k], params)
+      size = 1 << max(len(index) - 1, 0).bit_length()  # padded to a power of two: few compiled shapes
+      pad = np.concatenate([index, np.repeat(index[:1], size - len(index))])
+      history = None if self.history is None else self.history[row[pad]]
+      found = self._network(
+        params, holes[pad].astype(np.int32), state.board[pad].astype(np.int32),
+        BOARD_SIZES_ARRAY[state.street[pad]], state.street[pad].astype(np.int32),
+        state.committed[pad].astype(np.float32), state.to_act[pad].astype(np.int32),
+        float(state.rules.stack), history, self.tree.legal[row[pad]], single,
+      )  # fmt: skip
+      out[index] = np.asarray(found)[: len(index)]
+    return out
+
+
+BOARD_SIZES_ARRAY = np.array(BOARD_SIZES, np.int32)
+
+
+def _network_probabilities(
+  params, holes, board, shown, street, committed, player, stack, history, legal, single
+):
+  """Probabilities [n, K, A] for candidate holes [n, K, 2] of n hands: a strategy network's masked
+  softmax, or (`single`) regret matching of an advantage network's predictions."""
+  from jaxcfr import deep_cfr  # noqa: PLC0415
+  from jaxcfr.poker import features  # noqa: PLC0415
+
+  x = features.encode(
+    holes, board[:, None], shown[:, None], street[:, None], committed[:, None], player[:, None], stack,
+    None if history is None else history[:, None],
+  )  # fmt: skip
+  outputs = deep_cfr.mlp_apply(params, x)
+  if single:
+    return deep_cfr.advantage_matching(outputs, legal[:, None, :])
+  return deep_cfr.masked_softmax(outputs, legal[:, None, :])
 
 
 class _Sizes:

@@ -112,3 +112,57 @@ def _deck_of(game: game_lib.BlueprintGame):
   cards = [int(c) for c in jax.device_get(game.deck)]
   ranks, suits = max(c // 4 for c in cards) + 1, max(c % 4 for c in cards) + 1
   return game_lib.Deck(ranks, suits)
+
+
+# Deep CFR (`--algorithm deep-cfr`): networks on card and chip features, no abstraction tables.
+
+
+def network_game(bets: str = 'small', history: bool = True):
+  """(the abstract game without buckets, its tree, its rows' feature inputs) of a bet preset (ACPC rules)."""
+  from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
+
+  tree = tree_lib.build_tree(tree_lib.preset(bets))
+  game = game_lib.make_game(tree.bets, deep.NoBuckets(), tree=tree)
+  return game, tree, deep.nodes_of(tree, game.board_cards, history)
+
+
+def save_networks(
+  path: str,
+  result: library.Result,
+  solver,
+  game: game_lib.BlueprintGame,
+  tree: tree_lib.BettingTree,
+  nodes,
+  bets_name: str | None,
+  *,
+  force: bool = False,
+  **run,
+) -> dict:
+  """Writes the network blueprint of a Deep CFR result (its strategy networks) or an SD-CFR one (its
+  reservoirs of advantage networks and their weights); returns its metadata."""
+  from jaxcfr.poker import features  # noqa: PLC0415
+  from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
+
+  history = nodes.history.shape[-1] > 0
+  metadata = files.metadata_for(
+    tree,
+    bets_name=bets_name,
+    deck=game_lib.Deck(),
+    board_cards=game.board_cards,
+    buckets=[],
+    abstraction_fingerprint=None,
+    algorithm=solver.name,
+    hyperparameters=library.jsonable(solver.hyperparameters),
+    features={'layout': 'jaxcfr.poker.features', 'size': features.size(history), 'history': history},
+    iterations=result.iterations,
+    traversals=2 * int(solver.hyperparameters['traversals']) * result.iterations,
+    seconds=result.seconds,
+    **run,
+  )
+  if solver.name == deep.SD_NAME:  # reservoirs of advantage networks
+    sizes = (features.size(history), *solver.hyperparameters['advantage_layers'], tree.num_actions)
+    networks, weights = zip(*(deep.unravel_snapshots(buffer, sizes) for buffer in result.policy), strict=True)
+    files.save_networks(path, tree, networks, metadata, weights=weights, force=force)
+  else:
+    files.save_networks(path, tree, jax.device_get(result.policy), metadata, force=force)
+  return metadata
