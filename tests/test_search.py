@@ -383,11 +383,15 @@ def test_search_policies_by_name():
     (('search:always-call', 'random', '--think-seconds', '0'), 'must be a positive number of seconds'),
     (('search:always-call', 'random', '--think-seconds', 'long'), "'long' is not a number"),
     (('search:always-call', 'random', '--search-streets', 'flop'), "re-solves on 'turn', 'river'"),
+    (('always-call', 'random', '--think-seconds', '2'), '--think-seconds applies to a search: policy only'),
+    (('always-call', 'random', '--search-streets', 'river'), '--search-streets applies to a search: policy'),
+    (('blueprint', 'evaluate', 'random', '--lbr', '--think-seconds', '2'), 'applies to a search: policy'),
   ],
 )
 def test_match_command_bad_search_input_is_one_line_and_exit_status_2(args, message, capsys):
+  command = list(args) if args[0] == 'blueprint' else ['match', *args]
   try:
-    code = cli.main(['match', *args, '--quiet'])
+    code = cli.main([*command, '--quiet'])
   except SystemExit as exit:  # argparse's own errors
     code = exit.code
   err = capsys.readouterr().err

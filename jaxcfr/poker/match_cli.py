@@ -51,6 +51,16 @@ def search_streets(text: str) -> tuple[int, ...]:
   return tuple(sorted({names[part] for part in parts}))
 
 
+def check_search_options(args, *specs: str) -> None:
+  """--think-seconds and --search-streets mean something only to a search: policy: ValueError (one
+  line, exit status 2) when one is given and no policy is one, rather than ignoring it."""
+  if any(spec.startswith('search:') for spec in specs):
+    return
+  for flag, value in (('--think-seconds', args.think_seconds), ('--search-streets', args.search_streets)):
+    if value is not None:
+      raise ValueError(f'{flag} applies to a search: policy only (e.g. search:bp.npz)')
+
+
 def add_search_options(parser) -> None:
   """--think-seconds and --search-streets of search: policies (also used by `lbr_cli`)."""
   parser.add_argument(
@@ -103,6 +113,7 @@ def run(args) -> int:
   log = sys.stderr if args.json == '-' else sys.stdout
   try:
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
+    check_search_options(args, args.policy_a, args.policy_b)
     policy_a = baselines.resolve_policy(args.policy_a, args.think_seconds, args.search_streets)
     policy_b = baselines.resolve_policy(args.policy_b, args.think_seconds, args.search_streets)
     duplicate = not args.no_duplicate
