@@ -125,32 +125,71 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
   """win(h) - lose(h): [R, H, M] the opponent's compatible weight that hand h beats minus the weight
   that beats it, for the opponent's weights `reach` [R, H, M] at M showdowns on each river board.
 
-  Hands lead and showdowns trail, so every gather moves rows of M contiguous numbers. Where the
-  tables hold the sign matrix, one batched matrix product instead (exact: products with -1, 0, 1).
+  The sweep runs one river board at a time (`lax.map`), so that a board's [H, M] arrays stay in
+  cache between its steps (2x faster on a CPU than whole [R, H, M] steps). Where the tables hold the
+  sign matrix, one batched matrix product instead (exact: products with -1, 0, 1).
   """
   if tables.matrix is not None:
     return jnp.einsum(
       'rhk,rkm->rhm', tables.matrix.astype(reach.dtype), reach, precision=jax.lax.Precision.HIGHEST
     )
-  boards, hands, m = reach.shape
-  take = lambda x, index: jnp.take_along_axis(x, index[..., None], axis=1)
-  prefix = _prefix_rows(take(reach, tables.order))  # [R, H + 1, M]
-  total = prefix[:, -1:]
-  weaker = take(prefix, tables.weaker)
-  stronger = total - take(prefix, tables.not_stronger)
+  return jax.lax.map(
+    lambda args: board_difference(tables, *args),
+    (tables.order, tables.weaker, tables.not_stronger, tables.card_sign, reach),
+  )
+
+
+def showdown_values(
+  tables: ShowdownTables, opponent: jax.Array, source: jax.Array, amount: jax.Array, mask: jax.Array
+) -> jax.Array:
+  """[R, M, H]: amount * (win(h) - lose(h)) * mask at the M showdowns of each river board, from the
+  opponent's weights at the showdown nodes `opponent` [S + 1, H] (the last row zeros), `source`
+  [R, M] the row of each board's showdowns (S pads), `amount` [R, 1, M] what a showdown's loser
+  loses, `mask` [R, H] 0 where the river board blocks the hand.
+
+  Per board (`lax.map`): the board's rows are gathered and turned to [H, M] (hands leading, so that
+  the sweep's gathers move rows), swept, and turned back while they are in cache.
+  """
+  if tables.matrix is not None:
+    grouped = jnp.swapaxes(opponent[source], 1, 2)  # [R, H, M]
+    difference = showdown_difference(tables, grouped) * amount * mask[..., None]
+    return jnp.swapaxes(difference, 1, 2)
+
+  def one(args):
+    rows, order, weaker, not_stronger, card_sign, board_amount, board_mask = args
+    reach = jnp.take(opponent, rows, axis=0).T  # [H, M]
+    difference = board_difference(tables, order, weaker, not_stronger, card_sign, reach)
+    return (difference * board_amount * board_mask[:, None]).T
+
+  return jax.lax.map(
+    one, (source, tables.order, tables.weaker, tables.not_stronger, tables.card_sign, amount, mask)
+  )
+
+
+def board_difference(
+  tables: ShowdownTables,
+  order: jax.Array,
+  weaker: jax.Array,
+  not_stronger: jax.Array,
+  card_sign: jax.Array,
+  reach: jax.Array,
+) -> jax.Array:
+  """win(h) - lose(h) [H, M] on one river board (its rows of the tables' per-board arrays: `order`,
+  `weaker`, `not_stronger` [H], `card_sign` [52, K, K]) for the opponent's weights `reach` [H, M]."""
+  hands, m = reach.shape
+  prefix = _prefix_rows(jnp.take(reach, order, axis=0)[None])[0]  # [H + 1, M]
+  total = prefix[-1:]
+  main = jnp.take(prefix, weaker, axis=0) - (total - jnp.take(prefix, not_stronger, axis=0))
   # The hands that share a card with h: per card c, the [K, K] signs times the weights of c's hands.
-  padded = jnp.concatenate([reach, jnp.zeros((boards, 1, m), reach.dtype)], axis=1)  # H pads
-  width = tables.card_sign.shape[-1]
-  per_card = jnp.take(padded, tables.card_hands, axis=1, mode='clip').reshape(boards, 52, width, m)
+  padded = jnp.concatenate([reach, jnp.zeros((1, m), reach.dtype)])  # H pads
+  width = card_sign.shape[-1]
+  per_card = jnp.take(padded, tables.card_hands, axis=0, mode='clip').reshape(52, width, m)
   shared = jnp.einsum(
-    'rcij,rcjm->rcim', tables.card_sign.astype(reach.dtype), per_card, precision=jax.lax.Precision.HIGHEST
+    'cij,cjm->cim', card_sign.astype(reach.dtype), per_card, precision=jax.lax.Precision.HIGHEST
   )
   # (`jnp.take` along an axis: about twice as fast on XLA:CPU as indexing with an array.)
-  shared = jnp.take(
-    shared.reshape(boards, 52 * width, m), tables.card_position.reshape(-1), axis=1, mode='clip'
-  )
-  shared = shared.reshape(boards, hands, 2, m).sum(2)  # [R, H, M]
-  return (weaker - stronger) - shared
+  shared = jnp.take(shared.reshape(52 * width, m), tables.card_position.reshape(-1), axis=0, mode='clip')
+  return main - shared.reshape(hands, 2, m).sum(1)
 
 
 def _prefix_rows(x: jax.Array) -> jax.Array:

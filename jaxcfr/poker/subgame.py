@@ -471,11 +471,15 @@ def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple
   if opponent.shape[0]:
     boards, _, slots = tree.showdown_grouped_amount.shape
     padded = jnp.concatenate([opponent, jnp.zeros_like(opponent[:1])])
-    grouped = jnp.swapaxes(padded[tree.showdown_source].reshape(boards, slots, -1), 1, 2)  # [R, H, M]
-    difference = showdown.showdown_difference(spot.tables, grouped) * tree.showdown_grouped_amount
-    # The board's cards block the own hands that hold them.
-    difference = difference * spot.river_mask[..., None]
-    flat = jnp.swapaxes(difference, 1, 2).reshape(boards * slots, -1)
+    # The board's cards block the own hands that hold them (`spot.river_mask`).
+    grouped = showdown.showdown_values(
+      spot.tables,
+      padded,
+      tree.showdown_source.reshape(boards, slots),
+      tree.showdown_grouped_amount,
+      spot.river_mask,
+    )  # [R, M, H]
+    flat = grouped.reshape(boards * slots, -1)
     showdowns = jnp.concatenate([flat, jnp.zeros_like(flat[:1])])[tree.showdown_slot]
   else:
     showdowns = opponent
