@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
 from jaxcfr.poker import subgame as subgame_module
-from jaxcfr.poker.subgame import PublicTree, Subgame
+from jaxcfr.poker.subgame import PublicTree, Subgame, take
 from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN
 from jaxcfr.protocol import Solver
 
@@ -67,7 +67,7 @@ def decision_rows(tree: PublicTree, edges) -> jax.Array:
     if sizes[DECISION]:
       below = edges[d]  # the edges into depth d + 1
       padded = jnp.concatenate([below, jnp.zeros_like(below[:1])])
-      rows.append(padded[tree.children[d]])
+      rows.append(take(padded, tree.children[d]))
   return jnp.concatenate(rows)
 
 
@@ -81,10 +81,12 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
   if not rows:
     return jnp.ones_like(weights)
   weights = jnp.where(from_decision[:, None], weights, 0)
-  total = jnp.concatenate([weights, jnp.zeros_like(weights[:1])])[tree.children[depth - 1]].sum(1)  # [m, H]
+  total = take(jnp.concatenate([weights, jnp.zeros_like(weights[:1])]), tree.children[depth - 1]).sum(
+    1
+  )  # [m, H]
   legal = tree.legal[start : start + rows, :, 0].sum(1).astype(weights.dtype)  # [m]
   parent = jnp.where(from_decision, tree.parent[depth], 0)
-  total = total[parent]
+  total = take(total, parent)
   strategy = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), (1 / legal)[parent][:, None])
   return jnp.where(from_decision[:, None], strategy, 1)
 
@@ -131,15 +133,19 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
     regrets, weights, rule_states = (list(x) for x in state[1:])
     for players in groups:
       edge = strategies(SubgameState(t, tuple(regrets), (), tuple(rule_states)), game)
-      # Top-down: both players' reaches; the updating players' edges gain their own reach.
+      # Top-down: both players' reaches. The average's weights of both players' edges gain their own
+      # reach in the first half: a player's reach depends on its own strategy only, which the other
+      # half does not change (one pass over the weights per iteration instead of two).
       reach = [spot.ranges[None]]  # per depth [n_d, 2, H]
       for d in range(1, len(tree.level_sizes)):
         actor = tree.parent_player[d]  # [n_d]
         step = jnp.where((actor[:, None] == jnp.arange(2))[..., None], edge[d - 1][:, None, :], 1)
-        reach.append(reach[-1][tree.parent[d]] * spot.card_mask[tree.edge_card[d]][:, None, :] * step)
-        own = jnp.where(actor[:, None] == 0, reach[-1][:, 0], reach[-1][:, 1])
-        updating = jnp.isin(actor, jnp.asarray(players))[:, None]
-        weights[d - 1] = jnp.where(updating, weights[d - 1] * keep + own, weights[d - 1])
+        reach.append(
+          take(reach[-1], tree.parent[d]) * take(spot.card_mask, tree.edge_card[d])[:, None, :] * step
+        )
+        if players == groups[0]:  # both players' edges: a player's own reach is the same in both halves
+          own = jnp.where(actor[:, None] == 0, reach[-1][:, 0], reach[-1][:, 1])
+          weights[d - 1] = jnp.where((actor < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
       # Bottom-up, per updating player: values, and each depth's edge regrets once the depth above
       # has its values.
       instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None
@@ -152,12 +158,14 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
           if sizes[DECISION]:
             own = (tree.parent_player[d + 1] == player)[:, None]
             weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
-            parts.append(jnp.concatenate([weighted, jnp.zeros_like(weighted[:1])])[tree.children[d]].sum(1))
+            parts.append(
+              take(jnp.concatenate([weighted, jnp.zeros_like(weighted[:1])]), tree.children[d]).sum(1)
+            )
           if sizes[CHANCE]:
             a = sum(s[CHANCE] for s in tree.level_sizes[:d])
             padded = jnp.concatenate([below, jnp.zeros_like(below[:1])])
             parts.append(
-              padded[tree.chance_children[d]].sum(1) * tree.chance_weight[a : a + sizes[CHANCE], None]
+              take(padded, tree.chance_children[d]).sum(1) * tree.chance_weight[a : a + sizes[CHANCE], None]
             )
           a = sum(s[FOLD] for s in tree.level_sizes[:d])
           parts.append(folds[a : a + sizes[FOLD]])
@@ -167,7 +175,7 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
           if d + 1 < len(tree.level_sizes):
             mine = (tree.parent_player[d + 1] == player)[:, None]
             regret = jnp.where(
-              mine, below - value[jnp.where(tree.parent_player[d + 1] < 2, tree.parent[d + 1], 0)], 0
+              mine, below - take(value, jnp.where(tree.parent_player[d + 1] < 2, tree.parent[d + 1], 0)), 0
             )
             if instant is None:
               cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)

@@ -421,6 +421,12 @@ def build_subgame(
 # The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].
 
 
+def take(x: jax.Array, index: jax.Array) -> jax.Array:
+  """x[index] along the first axis, for indices known to be in bounds: on XLA:CPU about twice as fast
+  as indexing, which checks every index and fills the rows out of bounds."""
+  return jnp.take(x, index, axis=0, mode='clip')
+
+
 def _rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
   """[start, stop) of each depth's nodes of `kind` (DECISION, CHANCE, FOLD or SHOWDOWN) in the list of
   that kind's nodes: the decision rows, the chance rows, the fold or the showdown nodes."""
@@ -443,7 +449,7 @@ def reach_probabilities(game: Subgame, policy: jax.Array) -> list[jax.Array]:
     is_decision = tree.parent_player[d] < 2
     step = strategy[jnp.where(is_decision, parent, 0), tree.slot[d]] if stop > start else None  # [n, H]
     acting = (tree.parent_player[d][:, None] == jnp.arange(2))[..., None]  # [n, 2, 1]
-    child = reach[-1][parent] * spot.card_mask[tree.edge_card[d]][:, None, :]
+    child = take(reach[-1], parent) * take(spot.card_mask, tree.edge_card[d])[:, None, :]
     if step is not None:
       child = jnp.where(acting, child * step[:, None, :], child)
     reach.append(child)
@@ -471,12 +477,16 @@ def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple
   if opponent.shape[0]:
     boards, _, slots = tree.showdown_grouped_amount.shape
     padded = jnp.concatenate([opponent, jnp.zeros_like(opponent[:1])])
-    grouped = jnp.swapaxes(padded[tree.showdown_source].reshape(boards, slots, -1), 1, 2)  # [R, H, M]
-    difference = showdown.showdown_difference(spot.tables, grouped) * tree.showdown_grouped_amount
-    # The board's cards block the own hands that hold them.
-    difference = difference * spot.river_mask[..., None]
-    flat = jnp.swapaxes(difference, 1, 2).reshape(boards * slots, -1)
-    showdowns = jnp.concatenate([flat, jnp.zeros_like(flat[:1])])[tree.showdown_slot]
+    # The board's cards block the own hands that hold them (`spot.river_mask`).
+    grouped = showdown.showdown_values(
+      spot.tables,
+      padded,
+      tree.showdown_source.reshape(boards, slots),
+      tree.showdown_grouped_amount,
+      spot.river_mask,
+    )  # [R, M, H]
+    flat = grouped.reshape(boards * slots, -1)
+    showdowns = take(jnp.concatenate([flat, jnp.zeros_like(flat[:1])]), tree.showdown_slot)
   else:
     showdowns = opponent
   return folds, showdowns
@@ -499,7 +509,7 @@ def counterfactual_values(
     parts = []
     start, stop = rows[d]
     if stop > start:
-      children = below[tree.children[d]]  # [m, A, H]
+      children = take(below, tree.children[d])  # [m, A, H]
       legal = tree.legal[start:stop]
       own = (tree.decision_player[start:stop] == player)[:, None, None]
       if best_response:
@@ -512,7 +522,7 @@ def counterfactual_values(
         regrets.append(jnp.where(own & legal, children - value[:, None], 0))
     a, b = chance_rows[d]
     if b > a:
-      parts.append(below[tree.chance_children[d]].sum(1) * tree.chance_weight[a:b, None])
+      parts.append(take(below, tree.chance_children[d]).sum(1) * tree.chance_weight[a:b, None])
     a, b = fold_rows[d]
     parts.append(folds[a:b])
     a, b = showdown_rows[d]
