@@ -17,7 +17,7 @@ from test_cli import run_cli
 import jaxcfr
 from abstractions import HOLES
 from jaxcfr import deep_cfr, evaluation, solvers
-from jaxcfr.poker import baselines, match, nlhe
+from jaxcfr.poker import baselines, defaults, match, nlhe
 from jaxcfr.poker.blueprint import deep, files, policy
 from jaxcfr.poker.blueprint import game as game_lib
 from jaxcfr.poker.blueprint import tree as tree_lib
@@ -126,6 +126,21 @@ def test_hyperparameters_are_checked():
     deep.deep_blueprint_solver(nodes, batch_size=3)
   with pytest.raises(ValueError, match="must be a number on hold'em"):
     deep.deep_blueprint_solver(nodes, advantage_batch_size=None)
+
+
+def test_defaults_grow_on_an_accelerator(monkeypatch):
+  """The CPU's sizes on a CPU; on a GPU or TPU more traversals, wider networks, larger minibatches,
+  and what the caller passes still wins."""
+  cpu, gpu = deep.default_hyperparameters('cpu'), deep.default_hyperparameters('gpu')
+  assert cpu == defaults.DEEP_BLUEPRINT and deep.default_hyperparameters('tpu') == gpu
+  assert gpu['traversals'] > cpu['traversals'] and gpu['advantage_batch_size'] > cpu['advantage_batch_size']
+  assert min(gpu['advantage_layers']) > max(cpu['advantage_layers'])
+  nodes = small_game()[1]
+  assert deep.deep_blueprint_solver(nodes).hyperparameters['traversals'] == cpu['traversals']
+  monkeypatch.setattr(jax, 'default_backend', lambda: 'gpu')
+  on_gpu = deep.deep_blueprint_solver(nodes, advantage_steps=3).hyperparameters
+  assert on_gpu['traversals'] == gpu['traversals'] and on_gpu['advantage_layers'] == gpu['advantage_layers']
+  assert on_gpu['advantage_steps'] == 3
 
 
 _FLAGS = (

@@ -93,8 +93,11 @@ def add_parser(commands, add_output_options) -> None:
     )  # fmt: skip
   from jaxcfr.poker import defaults  # noqa: PLC0415  (no JAX)
 
+  larger = defaults.DEEP_BLUEPRINT_ACCELERATOR
   deep = train.add_argument_group(
-    'Deep CFR (--algorithm deep-cfr, or sd-cfr without the strategy networks; sized for a 2-core CPU)'
+    'Deep CFR (--algorithm deep-cfr, or sd-cfr without the strategy networks; the defaults shown are a '
+    f"2-core CPU's; on a GPU or TPU: {larger['traversals']:,} traversals, layers "
+    f'{",".join(map(str, larger["advantage_layers"]))}, minibatches of {larger["advantage_batch_size"]:,})'
   )
   deep.add_argument(
     '--snapshots', type=_positive(int), metavar='N',

@@ -57,6 +57,13 @@ KEY_WIDTH = 8  # row, hole pair, five board slots
 DEFAULTS = dict(defaults.DEEP_BLUEPRINT)  # sized for a 2-core CPU
 
 
+def default_hyperparameters(backend: str | None = None) -> dict:
+  """The defaults for `backend` (JAX's default backend if None): `DEFAULTS` on a CPU, the larger
+  `defaults.DEEP_BLUEPRINT_ACCELERATOR` on a GPU or TPU."""
+  backend = backend or jax.default_backend()
+  return dict(DEFAULTS if backend == 'cpu' else defaults.DEEP_BLUEPRINT_ACCELERATOR)
+
+
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
 class NoBuckets:
@@ -125,14 +132,17 @@ def deep_blueprint_solver(
   nodes: Nodes, *, single: bool = False, snapshots: int = 64, **hyperparameters
 ) -> Solver:
   """Deep CFR on a `BlueprintGame` (see the module docstring); `nodes` from `nodes_of(tree, ...)`.
-  Hyper-parameters: `DEFAULTS`' names (those of `deep-cfr`), validated by the registry's schema.
+  Hyper-parameters: `DEFAULTS`' names (those of `deep-cfr`; defaults by backend,
+  `default_hyperparameters`), validated by the registry's schema.
 
   `single`: Single Deep CFR (Steinberger 2019) instead: no strategy reservoirs nor networks; each
   player keeps a uniform reservoir of `snapshots` of its advantage networks (Algorithm R over the
   iterations, `deep_cfr.reservoir_add` on the flattened parameters, weighted by their iteration), and
   the average policy is their t-weighted mixture (`average_policy` returns the reservoirs; the
   real-game policy samples one network per hand with probability proportional to t, as SD-CFR plays)."""
-  defaults = {k: v for k, v in DEFAULTS.items() if not (single and k.startswith('strategy_'))}
+  defaults = {
+    k: v for k, v in default_hyperparameters().items() if not (single and k.startswith('strategy_'))
+  }
   unknown = set(hyperparameters) - set(defaults)
   if unknown:
     raise ValueError(
