@@ -2,7 +2,7 @@
 per decision by street (median, and the 90th percentile), with each street's re-solve iterations and
 exploitability at the end (% of the pot, river only).
 
-    python experiments/search_match.py /work/runs/small/bp-3600.npz --tables /work/tables-small \\
+    python experiments/search_match.py bp-3600.npz --tables tables-small/ \\
       --hands 200 --think-seconds 1 --json search_match.json
 
 The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are

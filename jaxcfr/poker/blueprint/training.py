@@ -2,7 +2,7 @@
 library training loop (`jaxcfr.train`: budgets, progress, checkpoints, exact resume), the file.
 
     from jaxcfr.poker.blueprint import training
-    game, tree = training.tables_game('/work/tables-small', 'small')
+    game, tree = training.tables_game('tables-small/', 'small')
     solver = blueprint_solver(batch_size=1024)
     result = training.train(game, solver, seconds=3600, checkpoint_dir='run')
     training.save(result, game, tree, 'small', abstraction, 'blueprint.npz')
