@@ -172,7 +172,7 @@ def test_train_writes_a_network_blueprint_that_plays(tmp_path):
   assert isinstance(bot, policy.NetworkPolicy)
   state = nlhe.deal(0, 64)
   actions, probabilities = bot.strategy(state, state.hole[np.arange(64), state.to_act][:, None])
-  match._check_strategy(bot, actions, probabilities, 64)
+  match.check_strategy(bot, actions, probabilities, 64)
   assert nlhe.is_legal(state, actions.kind[:, 1], actions.amount[:, 1]).all()
   # A range query (LBR's): every hole pair for the first hands.
   _, everything = bot.strategy(nlhe.take(state, slice(0, 3)), np.broadcast_to(HOLES, (3, len(HOLES), 2)))
@@ -297,7 +297,7 @@ def test_sd_cfr_file_plays_one_network_a_hand(tmp_path):
   chosen = bot.snapshot(state)
   assert np.array_equal(chosen, bot.snapshot(state)) and set(chosen.ravel().tolist()) == {0, 1}
   actions, probabilities = bot.strategy(state, state.hole[np.arange(256), state.to_act][:, None])
-  match._check_strategy(bot, actions, probabilities, 256)
+  match.check_strategy(bot, actions, probabilities, 256)
   result = match.play_match(bot, baselines.resolve_policy('random'), hands=100, seed=1, batch=100)
   assert np.isfinite(result.mbb_per_hand)
   other = str(tmp_path / 'other.npz')

@@ -449,7 +449,7 @@ def test_search_over_a_blueprint_answers_off_tree_histories_legally_and_determin
       blueprint, think_seconds=None, iterations=3, target_pct=None, streets=(3,), **SMALL
     )
     actions, probs = bot.strategy(states, states.hole[np.arange(6), states.to_act][:, None])
-    match._check_strategy(bot, actions, probs, 6)
+    match.check_strategy(bot, actions, probs, 6)
     lbr.query(bot, states)  # all 1,326 pairs: cached re-solves
     assert len(bot.solves) >= 6 and bot.name.startswith('search:blueprint')
     for slot in range(actions.kind.shape[1]):

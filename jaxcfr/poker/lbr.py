@@ -44,13 +44,13 @@ import numpy as np
 
 from abstractions import HOLES
 from jaxcfr.poker import defaults, nlhe
-from jaxcfr.poker.match import Z95, _sample, _summarise
+from jaxcfr.poker.match import Z95, sample_actions, summarise
 
 DEFAULT_BATCH = defaults.LBR_BATCH
 BET_STREETS = (2, 3)  # the main setting: LBR bets on the turn and river, checks or calls before
 NUM_PAIRS = len(HOLES)  # H
-_PAIR_INDEX = np.full((52, 52), -1, np.int64)
-_PAIR_INDEX[HOLES[:, 0], HOLES[:, 1]] = _PAIR_INDEX[HOLES[:, 1], HOLES[:, 0]] = np.arange(NUM_PAIRS)
+PAIR_INDEX = np.full((52, 52), -1, np.int64)
+PAIR_INDEX[HOLES[:, 0], HOLES[:, 1]] = PAIR_INDEX[HOLES[:, 1], HOLES[:, 0]] = np.arange(NUM_PAIRS)
 _RIVER_CHUNK, _TURN_CHUNK = 64, 8  # rows per jitted equity call (padded: one compiled shape each)
 
 
@@ -382,8 +382,8 @@ def play(
       sub = nlhe.take(state, bot)
       actions, probs = query(policy, sub)
       n = np.arange(len(bot))
-      own = _PAIR_INDEX[sub.hole[n, sub.to_act, 0], sub.hole[n, sub.to_act, 1]]
-      choice = _sample(probs[n, own], draws[bot, state.num_actions[bot]])
+      own = PAIR_INDEX[sub.hole[n, sub.to_act, 0], sub.hole[n, sub.to_act, 1]]
+      choice = sample_actions(probs[n, own], draws[bot, state.num_actions[bot]])
       kind[bot], amount[bot] = actions.kind[n, choice], actions.amount[n, choice]
       illegal = ~nlhe.is_legal(sub, kind[bot], amount[bot])
       if illegal.any():
@@ -454,7 +454,7 @@ def local_best_response(
     if progress is not None:
       progress(done)
   seconds = time.perf_counter() - start
-  summary = _summarise(units, chips, seats, rules.big_blind)
+  summary = summarise(units, chips, seats, rules.big_blind)
   return LBRResult(
     policy=timed.name,
     hands=summary['hands'],

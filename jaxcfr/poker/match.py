@@ -89,7 +89,7 @@ def _mean_ci(values: np.ndarray) -> tuple[float, float, float, float]:
   return mean, mean - half, mean + half, sd
 
 
-def _summarise(units: list, chips: list, seats: list, big_blind: int) -> dict:
+def summarise(units: list, chips: list, seats: list, big_blind: int) -> dict:
   """The figures of a batched run in mbb/hand: the mean over `units` (deal pairs' means, or hands)
   with its normal 95% interval and sd, and per seat of the measured side; `chips` and `seats`
   (per hand, by batch) concatenated."""
@@ -110,7 +110,7 @@ def _summarise(units: list, chips: list, seats: list, big_blind: int) -> dict:
   }
 
 
-def _check_strategy(policy, actions: nlhe.ActionSet, probs: np.ndarray, count: int) -> np.ndarray:
+def check_strategy(policy, actions: nlhe.ActionSet, probs: np.ndarray, count: int) -> np.ndarray:
   """The probabilities [n, A] of the player to act, after checking the policy's answer."""
   name = getattr(policy, 'name', repr(policy))
   kind, amount, valid = (np.asarray(x) for x in actions)
@@ -129,7 +129,7 @@ def _check_strategy(policy, actions: nlhe.ActionSet, probs: np.ndarray, count: i
   return probs
 
 
-def _sample(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
+def sample_actions(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
   """Indices [n] drawn from probabilities [n, A] by inverse transform of uniforms u [n]; never a slot
   of probability 0."""
   cdf = np.cumsum(probs, axis=1)
@@ -153,8 +153,8 @@ def _play_batch(policies, state: nlhe.HandState, a_seat: np.ndarray, draws: np.n
       sub = nlhe.take(state, index)
       holes = sub.hole[np.arange(len(index)), sub.to_act][:, None, :]  # [n, 1, 2]
       actions, probs = policy.strategy(sub, holes)
-      probs = _check_strategy(policy, actions, probs, len(index))
-      choice = _sample(probs, draws[index, state.num_actions[index]])
+      probs = check_strategy(policy, actions, probs, len(index))
+      choice = sample_actions(probs, draws[index, state.num_actions[index]])
       picked = np.arange(len(index)), choice
       kind[index] = np.asarray(actions.kind)[picked]
       amount[index] = np.asarray(actions.amount)[picked]
@@ -224,7 +224,7 @@ def play_match(
     if on_progress is not None:
       on_progress(done)
   seconds = time.perf_counter() - start
-  summary = _summarise(units, chips, seats, rules.big_blind)  # units: deal pairs' means, or hands
+  summary = summarise(units, chips, seats, rules.big_blind)  # units: deal pairs' means, or hands
   return MatchResult(
     policy_a=getattr(policy_a, 'name', repr(policy_a)),
     policy_b=getattr(policy_b, 'name', repr(policy_b)),

@@ -372,10 +372,10 @@ def bot_action(policy, state: nlhe.HandState, rng: np.random.Generator) -> tuple
   holes = state.hole[:, state.to_act[0]][:, None, :]  # [1, 1, 2]
   actions, probs = policy.strategy(state, holes)
   try:
-    probs = match._check_strategy(policy, actions, probs, 1)
+    probs = match.check_strategy(policy, actions, probs, 1)
   except ValueError as error:
     raise RuntimeError(str(error)) from None
-  choice = int(match._sample(probs, np.array([rng.random()]))[0])
+  choice = int(match.sample_actions(probs, np.array([rng.random()]))[0])
   kind, amount = int(np.asarray(actions.kind)[0, choice]), int(np.asarray(actions.amount)[0, choice])
   if not nlhe.is_legal(state, kind, amount)[0]:
     raise RuntimeError(f'policy {policy.name}: chose an illegal action (kind {kind}, amount {amount})')

@@ -71,7 +71,7 @@ from jaxcfr.poker import defaults, lbr, nlhe, subgame, tree
 from jaxcfr.poker.solver import subgame_solver
 
 NUM_PAIRS = len(HOLES)  # H
-PAIR_INDEX = lbr._PAIR_INDEX  # [52, 52] -> position in HOLES
+PAIR_INDEX = lbr.PAIR_INDEX  # [52, 52] -> position in HOLES
 SEARCH_STREETS = (2, 3)  # turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
 # the first two, a river subgame its river with the third. A turn subgame deals 48 river cards, so
@@ -129,7 +129,7 @@ def _raise_slot(state: nlhe.HandState, actions: nlhe.ActionSet, amount, noise) -
   """The slot [n] of `actions` that a real raise to `amount` [n] maps to: the raise of that amount if
   offered, else pseudo-harmonic translation of its size (raise over the top bet / pot after calling)
   between the offered raises' sizes, drawn with `noise` [n]; -1 where no raise is offered."""
-  from jaxcfr.poker.blueprint.policy import _translate  # noqa: PLC0415  (shared with the blueprint)
+  from jaxcfr.poker.blueprint.policy import translate_fraction  # noqa: PLC0415  (shared with the blueprint)
 
   kind, offered, valid = actions
   raises = valid & (kind == nlhe.RAISE)
@@ -139,7 +139,7 @@ def _raise_slot(state: nlhe.HandState, actions: nlhe.ActionSet, amount, noise) -
   after_call = np.maximum(nlhe.pot(state) + top - mine, 1)
   exact = raises & (offered == amount[:, None])
   fractions = np.where(raises, (offered - top[:, None]) / after_call[:, None], np.nan)
-  translated = _translate((amount - top) / after_call, fractions, noise)
+  translated = translate_fraction((amount - top) / after_call, fractions, noise)
   return np.where(exact.any(1), np.argmax(exact, 1), np.where(raises.any(1), translated, -1))
 
 

@@ -134,7 +134,7 @@ class BlueprintPolicy:
     top = np.maximum(mine, theirs)
     x = (amount - top) / np.maximum(nlhe.pot(real) + top - mine, 1)
     fractions = np.where(bets, self._sizes.realised[row], np.nan)  # [B, A]
-    chosen = _translate(x, fractions, noise)
+    chosen = translate_fraction(x, fractions, noise)
     raise_slot = np.where(all_in & (all_in_slot >= 0), all_in_slot, chosen)
     raise_slot = np.where(bets.any(1), raise_slot, call)  # no abstract raise left: a call
     return np.select(
@@ -316,7 +316,7 @@ def _slot_sizes(tree: tree_lib.BettingTree) -> _Sizes:
   return _Sizes(spec, realised, all_in)
 
 
-def _translate(x: np.ndarray, fractions: np.ndarray, noise: np.ndarray) -> np.ndarray:
+def translate_fraction(x: np.ndarray, fractions: np.ndarray, noise: np.ndarray) -> np.ndarray:
   """Pseudo-harmonic translation, vectorised: for each row, the slot [B] of `fractions` [B, A] (NaN
   where no bet) that x [B] maps to, drawing with `noise` [B] between neighbours; -1 without bets."""
   valid = ~np.isnan(fractions)
