@@ -50,3 +50,11 @@ def jitted_run(solver: jaxcfr.Solver):
 
 def solve(solver: jaxcfr.Solver, game: jaxcfr.CompiledGame, iterations: int) -> jaxcfr.CFRState:
   return jitted_run(solver)(solver.init(game), game, iterations)
+
+
+def pytest_collection_modifyitems(items):
+  """Op-by-op (`without_jit`) chex variants check what their compiled twins check, at many times the
+  cost (Leduc's CFR+ and PCFR+ take 14-17 s each): they run with -m slow."""
+  for item in items:
+    if item.name.endswith('__without_jit'):
+      item.add_marker(pytest.mark.slow)
