@@ -73,11 +73,10 @@ def fused_state(tree, plain_state):
   )
 
 
-# Each case compiles three programs for two trees: the regret rules with their own state or clipping
-# (PCFR+'s prediction and clipping, alternating) runs by default, the other thirteen with -m slow.
-_QUICK = {('pcfr+', True)}
+# Each case compiles three programs for two trees (about 40 s): all fourteen run with -m slow. By
+# default the fused solver is checked against OpenSpiel's universal_poker (tests/test_poker_subgame.py).
 CASES = [
-  pytest.param(name, alternating, marks=() if (name, alternating) in _QUICK else pytest.mark.slow)
+  pytest.param(name, alternating, marks=pytest.mark.slow)
   for name in algorithms.names(algorithms.FULL_WIDTH)
   for alternating in (True, False)
 ]
