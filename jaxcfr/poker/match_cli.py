@@ -31,15 +31,22 @@ def whole_number(low: int):
   return parse
 
 
-def positive_seconds(text: str) -> float:
-  """An argparse type: a positive number of seconds."""
-  try:
-    value = float(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-  if not value > 0 or value == float('inf'):
-    raise argparse.ArgumentTypeError(f'must be a positive number of seconds, got {text}')
-  return value
+def positive(kind, what: str = 'positive'):
+  """An argparse type: a positive finite `kind` (int or float); 'must be {what}, got ...' otherwise."""
+
+  def parse(text: str):
+    try:
+      value = kind(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not value > 0 or value == float('inf'):
+      raise argparse.ArgumentTypeError(f'must be {what}, got {text}')
+    return value
+
+  return parse
+
+
+positive_seconds = positive(float, 'a positive number of seconds')
 
 
 def search_streets(text: str) -> tuple[int, ...]:

@@ -18,23 +18,13 @@ import os
 import sys
 
 from jaxcfr.poker import defaults
-from jaxcfr.poker.match_cli import whole_number
+from jaxcfr.poker.match_cli import positive, whole_number
 
 DEFAULT_THINK_SECONDS = 1.0
 
 
 class PlayError(ValueError):
   """Bad command-line input: one line, exit status 2."""
-
-
-def _positive_seconds(text: str) -> float:
-  try:
-    value = float(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-  if not 0 < value < float('inf'):
-    raise argparse.ArgumentTypeError(f'must be positive, got {text}')
-  return value
 
 
 def add_arguments(parser) -> None:
@@ -54,7 +44,7 @@ def add_arguments(parser) -> None:
   )
   parser.add_argument('--search', action='store_true', help='the bot re-solves in real time')
   parser.add_argument(
-    '--think-seconds', type=_positive_seconds, metavar='S',
+    '--think-seconds', type=positive(float), metavar='S',
     help=f"the search bot's time per decision (with --search; default {DEFAULT_THINK_SECONDS:g})",
   )  # fmt: skip
   parser.add_argument('--verbose', action='store_true', help="show the libraries' own log messages")

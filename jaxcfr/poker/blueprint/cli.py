@@ -22,24 +22,12 @@ import statistics
 import sys
 
 from jaxcfr import algorithms, outputs
+from jaxcfr.poker.match_cli import positive
 
 _PRESETS = ('small', 'default')  # jaxcfr.poker.blueprint.tree.PRESETS (not imported: it needs JAX)
 _KEEP = 3
 _ALGORITHMS = ('tabular', 'deep-cfr', 'sd-cfr')
 _SNAPSHOTS = 64
-
-
-def _positive(kind):
-  def parse(text: str):
-    try:
-      value = kind(text)
-    except ValueError:
-      raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-    if not value > 0 or value == float('inf'):
-      raise argparse.ArgumentTypeError(f'must be positive, got {text}')
-    return value
-
-  return parse
 
 
 def add_parser(commands, add_output_options) -> None:
@@ -77,11 +65,11 @@ def add_parser(commands, add_output_options) -> None:
     'raises; caps 4/3/3/3) (default small)',
   )
   budget = train.add_argument_group('budget')
-  budget.add_argument('--seconds', type=_positive(float), help='solving seconds')
-  budget.add_argument('--iterations', type=_positive(int), help='total iterations (each: a batch per player)')
+  budget.add_argument('--seconds', type=positive(float), help='solving seconds')
+  budget.add_argument('--iterations', type=positive(int), help='total iterations (each: a batch per player)')
   budget.add_argument('--seed', type=int, default=0, help='PRNG seed (default 0)')
   budget.add_argument(
-    '--devices', type=_positive(int), default=1, help='devices to split each batch over (default 1)'
+    '--devices', type=positive(int), default=1, help='devices to split each batch over (default 1)'
   )
   budget.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   refinements = train.add_argument_group('MCCFR (as es-mccfr; Pluribus refinements)')
@@ -100,7 +88,7 @@ def add_parser(commands, add_output_options) -> None:
     f'{",".join(map(str, larger["advantage_layers"]))}, minibatches of {larger["advantage_batch_size"]:,})'
   )
   deep.add_argument(
-    '--snapshots', type=_positive(int), metavar='N',
+    '--snapshots', type=positive(int), metavar='N',
     help=f'sd-cfr: advantage networks kept per player (uniform over iterations) [default {_SNAPSHOTS}]',
   )  # fmt: skip
   deep.add_argument(
@@ -122,10 +110,10 @@ def add_parser(commands, add_output_options) -> None:
   saves = train.add_argument_group('checkpoints')
   saves.add_argument('--checkpoint', metavar='DIR', help='save the state to DIR as it runs (orbax)')
   saves.add_argument(
-    '--checkpoint-seconds', type=_positive(float), metavar='S', help='save every S seconds (default 60)'
+    '--checkpoint-seconds', type=positive(float), metavar='S', help='save every S seconds (default 60)'
   )
   saves.add_argument(
-    '--keep-checkpoints', type=_positive(int), default=_KEEP, metavar='K', help='keep the last K'
+    '--keep-checkpoints', type=positive(int), default=_KEEP, metavar='K', help='keep the last K'
   )
   saves.add_argument('--resume', action='store_true', help='continue from the newest checkpoint in DIR')
   out = train.add_argument_group('outputs')
