@@ -98,16 +98,25 @@ def _reference(spec: str, algorithm: str, alternating: bool) -> ReferenceCFR:
 EXACT_TIES = {('pdcfr+', True, 'kuhn', 'sequences')}
 
 
+REFERENCE_CASES = [
+  ('kuhn', 'sequences'),
+  ('kuhn', 'histories'),
+  ('kuhn(players=3)', 'histories'),
+  ('leduc(suit_isomorphism=True)', 'sequences'),
+  ('leduc(suit_isomorphism=True)', 'histories'),
+]
+# Simultaneous updates run by default on the two games whose paths differ most (three players on
+# histories; Leduc on sequences); every other simultaneous case runs with -m slow.
+SIMULTANEOUS_BY_DEFAULT = {REFERENCE_CASES[2], REFERENCE_CASES[3]}
+
+
 @pytest.mark.parametrize('algorithm', list(FULL_WIDTH))
-@pytest.mark.parametrize('alternating', [True, False])
 @pytest.mark.parametrize(
-  'spec, path',
-  [
-    ('kuhn', 'sequences'),
-    ('kuhn', 'histories'),
-    ('kuhn(players=3)', 'histories'),
-    ('leduc(suit_isomorphism=True)', 'sequences'),
-    ('leduc(suit_isomorphism=True)', 'histories'),
+  'alternating, spec, path',
+  [(True, *case) for case in REFERENCE_CASES]
+  + [
+    pytest.param(False, *case, marks=() if case in SIMULTANEOUS_BY_DEFAULT else pytest.mark.slow)
+    for case in REFERENCE_CASES
   ],
 )
 def test_matches_numpy_reference(algorithm, alternating, spec, path):
@@ -134,8 +143,15 @@ def test_matches_numpy_reference(algorithm, alternating, spec, path):
     np.testing.assert_allclose(average[row], reference.average_policy(key), atol=1e-10)
 
 
-@pytest.mark.parametrize('spec,os_spec', [('kuhn', 'kuhn_poker'), ('leduc', 'leduc_poker')])
-@pytest.mark.parametrize('algorithm', ['cfr', 'cfr+'])
+@pytest.mark.parametrize(
+  'spec, os_spec, algorithm',
+  [
+    ('kuhn', 'kuhn_poker', 'cfr'),
+    ('kuhn', 'kuhn_poker', 'cfr+'),
+    ('leduc', 'leduc_poker', 'cfr+'),
+    pytest.param('leduc', 'leduc_poker', 'cfr', marks=pytest.mark.slow),  # CFR on Leduc: 14 s
+  ],
+)
 def test_curves_equal_openspiel_cpp(spec, os_spec, algorithm):
   """Iteration for iteration, float64: our exploitability curve is OpenSpiel's."""
   pyspiel = pytest.importorskip('pyspiel')
