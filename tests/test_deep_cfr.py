@@ -311,14 +311,14 @@ def test_cli_deep_cfr_json(tmp_path):
   policy = tmp_path / 'deep.npz'
   code, _, err = run_cli(
     'solve', 'kuhn', '--algorithm', 'deep-cfr', '--iterations', '20', '--traversals', '128',
-    '--advantage-steps', '50', '--strategy-steps', '300', '--memory', '20000', '--strategy-memory', '20000',
+    '--advantage-steps', '20', '--strategy-steps', '100', '--memory', '20000', '--strategy-memory', '20000',
     '--eval-every', '10', '--json', str(out), '--policy-out', str(policy), '--quiet',
   )  # fmt: skip
   assert code == 0, err
   result = json.loads(out.read_text())
   assert result['algorithm'] == 'deep-cfr' and result['iterations'] == 20
   assert [p['iteration'] for p in result['curve']] == [10, 20]
-  assert result['hyperparameters']['traversals'] == 128 and result['hyperparameters']['advantage_steps'] == 50
+  assert result['hyperparameters']['traversals'] == 128 and result['hyperparameters']['advantage_steps'] == 20
   assert result['trajectories'] == 20 * 128 * 2
   assert 0 < result['policy_seconds'] <= result['seconds']
   assert len(result['memory_size']) == 2 and min(result['memory_size']) > 0
