@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
 from jaxcfr.poker import subgame as subgame_module
-from jaxcfr.poker.subgame import PublicTree, Subgame, take
+from jaxcfr.poker.subgame import PublicTree, Subgame, take, take_padded
 from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN
 from jaxcfr.protocol import Solver
 
@@ -65,9 +65,7 @@ def decision_rows(tree: PublicTree, edges) -> jax.Array:
   rows = []
   for d, sizes in enumerate(tree.level_sizes[:-1]):
     if sizes[DECISION]:
-      below = edges[d]  # the edges into depth d + 1
-      padded = jnp.concatenate([below, jnp.zeros_like(below[:1])])
-      rows.append(take(padded, tree.children[d]))
+      rows.append(take_padded(edges[d], tree.children[d]))  # edges[d]: the edges into depth d + 1
   return jnp.concatenate(rows)
 
 
@@ -81,9 +79,7 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
   if not rows:
     return jnp.ones_like(weights)
   weights = jnp.where(from_decision[:, None], weights, 0)
-  total = take(jnp.concatenate([weights, jnp.zeros_like(weights[:1])]), tree.children[depth - 1]).sum(
-    1
-  )  # [m, H]
+  total = take_padded(weights, tree.children[depth - 1]).sum(1)  # [m, H]
   legal = tree.legal[start : start + rows, :, 0].sum(1).astype(weights.dtype)  # [m]
   parent = jnp.where(from_decision, tree.parent[depth], 0)
   total = take(total, parent)
@@ -158,14 +154,12 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
           if sizes[DECISION]:
             own = (tree.parent_player[d + 1] == player)[:, None]
             weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
-            parts.append(
-              take(jnp.concatenate([weighted, jnp.zeros_like(weighted[:1])]), tree.children[d]).sum(1)
-            )
+            parts.append(take_padded(weighted, tree.children[d]).sum(1))
           if sizes[CHANCE]:
             a = sum(s[CHANCE] for s in tree.level_sizes[:d])
-            padded = jnp.concatenate([below, jnp.zeros_like(below[:1])])
             parts.append(
-              take(padded, tree.chance_children[d]).sum(1) * tree.chance_weight[a : a + sizes[CHANCE], None]
+              take_padded(below, tree.chance_children[d]).sum(1)
+              * tree.chance_weight[a : a + sizes[CHANCE], None]
             )
           a = sum(s[FOLD] for s in tree.level_sizes[:d])
           parts.append(folds[a : a + sizes[FOLD]])

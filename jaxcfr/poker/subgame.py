@@ -427,6 +427,11 @@ def take(x: jax.Array, index: jax.Array) -> jax.Array:
   return jnp.take(x, index, axis=0, mode='clip')
 
 
+def take_padded(x: jax.Array, index: jax.Array) -> jax.Array:
+  """`take` where the index `len(x)` (the trees' padding slot) reads a row of zeros."""
+  return take(jnp.concatenate([x, jnp.zeros_like(x[:1])]), index)
+
+
 def _rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
   """[start, stop) of each depth's nodes of `kind` (DECISION, CHANCE, FOLD or SHOWDOWN) in the list of
   that kind's nodes: the decision rows, the chance rows, the fold or the showdown nodes."""
@@ -486,7 +491,7 @@ def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple
       spot.river_mask,
     )  # [R, M, H]
     flat = grouped.reshape(boards * slots, -1)
-    showdowns = take(jnp.concatenate([flat, jnp.zeros_like(flat[:1])]), tree.showdown_slot)
+    showdowns = take_padded(flat, tree.showdown_slot)
   else:
     showdowns = opponent
   return folds, showdowns
