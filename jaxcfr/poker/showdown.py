@@ -9,9 +9,10 @@ For a hand h = (c1, c2) and the opponent's weights r over hands:
 - at a showdown, win(h) - lose(h) = (W(h) - L(h)) - (D_c1(h) + D_c2(h)), with W the weight of
   strictly weaker hands, L of strictly stronger ones, and D_c(h) the same difference among the hands
   that hold card c (the hands that share a card with h hold c1 or c2; h itself, in both, ties with
-  itself). Sorting the hands by strength once per board makes W and L prefix sums; D_c is a small
-  product per card and board, [K, K] signs times the K weights of the hands that hold c, which a
-  CPU's matrix units do faster than the per-card sorted sweeps and the scattered reads they need.
+  itself). Sorting the hands by strength once per board makes W and L prefix sums, and sorting
+  each card's K hands by strength makes each D_c a difference of prefix sums too (O(52 K) per
+  board; a [K, K] sign product per card costs O(52 K^2) and made the showdown 1.15x slower).
+  The hands the river board blocks must weigh 0 (a tree's deal removes them).
 
 Glossary: H hands (the hole pairs the starting board leaves), T terminals, R river boards,
 K the most hands that hold one card (deck size - board size - 1).
@@ -27,17 +28,21 @@ import numpy as np
 
 from abstractions import hand_rank
 
+INDEX = jnp.int16  # the tables' positions: below 52 * (K + 1) <= 2,600 and H + 1 <= 1,327
+
 
 @dataclasses.dataclass(frozen=True)
 class ShowdownTables:
   """Per river board: the hands in order of strength and where each hand's groups begin and end."""
 
-  order: jax.Array  # [R, H] int32: hands by increasing strength (hands the board blocks first)
-  weaker: jax.Array  # [R, H] int32: how many hands are strictly weaker than hand h (its group's start)
-  not_stronger: jax.Array  # [R, H] int32: how many are not stronger (its group's end)
-  card_hands: jax.Array  # [52 * K] int32: the hands that hold each card (K per card); H pads
-  card_position: jax.Array  # [H, 2] int32: where each of a hand's cards lists it (c * K + k)
-  strength: jax.Array  # [R, H] int32: each hand's value on each river board, -1 where the board blocks it
+  order: jax.Array  # [R, H] int16: hands by increasing strength (hands the board blocks first)
+  weaker: jax.Array  # [R, H] int16: how many hands are strictly weaker than hand h (its group's start)
+  not_stronger: jax.Array  # [R, H] int16: how many are not stronger (its group's end)
+  # Per river board, each card's hands in order of strength, and where each hand's groups begin and
+  # end in the lists of its two cards (positions in the per-card prefix sums, c * (K + 1) + count).
+  card_order: jax.Array  # [R, 52 * K] int16: card c's hands by increasing strength; H pads (at the end)
+  card_weaker: jax.Array  # [R, 2 * H] int16: per hand and card, c * (K + 1) + its strictly weaker hands
+  card_not_stronger: jax.Array  # [R, 2 * H] int16: the same, + the hands not stronger than it
   # [R, H, H] sign(strength(h) - strength(h')) between hands that share no card (0 otherwise), for
   # the masked matrix product that replaces the sweep where matrix units pay (GPUs); else None.
   matrix: jax.Array | None = None
@@ -49,9 +54,9 @@ jax.tree_util.register_dataclass(
     'order',
     'weaker',
     'not_stronger',
-    'card_hands',
-    'card_position',
-    'strength',
+    'card_order',
+    'card_weaker',
+    'card_not_stronger',
     'matrix',
   ],
   meta_fields=[],
@@ -96,22 +101,28 @@ def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) ->
   not_stronger = np.stack(
     [np.searchsorted(row, s, 'right') for row, s in zip(sorted_strength, strength, strict=True)]
   )
-  # The hands that hold each card (the same on every board), and their signs per board and card.
+  # The hands that hold each card (the same on every board), sorted by strength on each board.
   holders = [np.flatnonzero((hands == c).any(axis=1)) for c in range(52)]
   width = max(1, max(len(h) for h in holders))
   card_hands = np.full((52, width), num_hands, np.int32)
-  card_position = np.zeros((num_hands, 2), np.int32)
   for c, h in enumerate(holders):
     card_hands[c, : len(h)] = h
-    for k, hand in enumerate(h):
-      card_position[hand, int(hands[hand, 1] == c)] = c * width + k
+  padded = np.concatenate([strength, np.full((len(strength), 1), np.iinfo(np.int32).max, np.int32)], 1)
+  card_strength = padded[:, card_hands]  # [R, 52, K]: padding sorts last
+  card_sort = np.argsort(card_strength, axis=2, kind='stable')
+  card_order = np.take_along_axis(np.broadcast_to(card_hands, card_strength.shape), card_sort, axis=2)
+  sorted_card = np.take_along_axis(card_strength, card_sort, axis=2)
+  own = sorted_card[:, hands]  # [R, H, 2, K]: the sorted strengths of the lists of each hand's cards
+  mine = strength[:, :, None, None]
+  base = hands.astype(np.int64) * (width + 1)  # [H, 2]
+  card_weaker = base + (own < mine).sum(-1)
+  card_not_stronger = base + (own <= mine).sum(-1)
+  boards_count = len(strength)
   return ShowdownTables(
-    jnp.asarray(order),
-    jnp.asarray(weaker, jnp.int32),
-    jnp.asarray(not_stronger, jnp.int32),
-    jnp.asarray(card_hands.reshape(-1)),
-    jnp.asarray(card_position),
-    jnp.asarray(strength),
+    *(
+      jnp.asarray(table.reshape(boards_count, -1), INDEX)
+      for table in (order, weaker, not_stronger, card_order, card_weaker, card_not_stronger)
+    ),
     matrix,
   )
 
@@ -128,9 +139,18 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
     return jnp.einsum(
       'rhk,rkm->rhm', tables.matrix.astype(reach.dtype), reach, precision=jax.lax.Precision.HIGHEST
     )
-  return jax.lax.map(
-    lambda args: board_difference(tables, *args),
-    (tables.order, tables.weaker, tables.not_stronger, tables.strength, reach),
+  return jax.lax.map(lambda args: board_difference(*args), (*_per_board(tables), reach))
+
+
+def _per_board(tables: ShowdownTables) -> tuple[jax.Array, ...]:
+  """The tables' per-board arrays, in `board_difference`'s order."""
+  return (
+    tables.order,
+    tables.weaker,
+    tables.not_stronger,
+    tables.card_order,
+    tables.card_weaker,
+    tables.card_not_stronger,
   )
 
 
@@ -151,48 +171,44 @@ def showdown_values(
     return jnp.swapaxes(difference, 1, 2)
 
   def one(args):
-    rows, order, weaker, not_stronger, strength, board_amount, board_mask = args
+    rows, board_amount, board_mask, *board = args
     reach = jnp.take(opponent, rows, axis=0).T  # [H, M]
-    difference = board_difference(tables, order, weaker, not_stronger, strength, reach)
-    return (difference * board_amount * board_mask[:, None]).T
+    return (board_difference(*board, reach) * board_amount * board_mask[:, None]).T
 
-  return jax.lax.map(
-    one, (source, tables.order, tables.weaker, tables.not_stronger, tables.strength, amount, mask)
-  )
+  return jax.lax.map(one, (source, amount, mask, *_per_board(tables)))
 
 
 def board_difference(
-  tables: ShowdownTables,
   order: jax.Array,
   weaker: jax.Array,
   not_stronger: jax.Array,
-  strength: jax.Array,
+  card_order: jax.Array,
+  card_weaker: jax.Array,
+  card_not_stronger: jax.Array,
   reach: jax.Array,
 ) -> jax.Array:
-  """win(h) - lose(h) [H, M] on one river board (its rows of the tables' per-board arrays: `order`,
-  `weaker`, `not_stronger`, `strength` [H]) for the opponent's weights `reach` [H, M].
+  """win(h) - lose(h) [H, M] on one river board (its rows of the tables' per-board arrays) for the
+  opponent's weights `reach` [H, M].
 
-  The per-card [K, K] signs are made here from the strengths (a few hundred kilobytes per board,
-  in cache) rather than kept as an [R, 52, K, K] table (5.5 MB on the turn spot).
+  Both terms are differences of prefix sums over hands sorted by strength: over all hands, and per
+  card over the K hands that hold it (O(52 K M) per board, where a [K, K] sign product per card
+  costs O(52 K^2 M)).
   """
   hands, m = reach.shape
   prefix = _prefix_rows(jnp.take(reach, order, axis=0)[None])[0]  # [H + 1, M]
   total = prefix[-1:]
   main = jnp.take(prefix, weaker, axis=0) - (total - jnp.take(prefix, not_stronger, axis=0))
-  # The hands that share a card with h: per card c, the [K, K] signs times the weights of c's hands.
+  # The hands that share a card with h hold c1 or c2: the same difference within each card's hands.
   padded = jnp.concatenate([reach, jnp.zeros((1, m), reach.dtype)])  # H pads
-  width = tables.card_hands.shape[0] // 52
-  card_strength = jnp.take(jnp.append(strength, -1), tables.card_hands, mode='clip').reshape(52, width)
-  valid = card_strength >= 0  # not padding, not blocked by the board
-  card_sign = jnp.where(
-    valid[:, :, None] & valid[:, None, :], jnp.sign(card_strength[:, :, None] - card_strength[:, None, :]), 0
-  )  # [52, K, K]: sign(strength(h) - strength(h')) within card c's hands
-  per_card = jnp.take(padded, tables.card_hands, axis=0, mode='clip').reshape(52, width, m)
-  shared = jnp.einsum(
-    'cij,cjm->cim', card_sign.astype(reach.dtype), per_card, precision=jax.lax.Precision.HIGHEST
-  )
-  # (`jnp.take` along an axis: about twice as fast on XLA:CPU as indexing with an array.)
-  shared = jnp.take(shared.reshape(52 * width, m), tables.card_position.reshape(-1), axis=0, mode='clip')
+  per_card = jnp.take(padded, card_order, axis=0, mode='clip').reshape(52, -1, m)  # [52, K, M]
+  stride = per_card.shape[1] + 1
+  card_prefix = _prefix_rows(per_card).reshape(52 * stride, m)  # [52 * (K + 1), M]
+  card_total = card_weaker - card_weaker % stride + stride - 1  # the last row of the hand's card's sums
+  shared = (
+    jnp.take(card_prefix, card_weaker, axis=0, mode='clip')
+    + jnp.take(card_prefix, card_not_stronger, axis=0, mode='clip')
+    - jnp.take(card_prefix, card_total, axis=0, mode='clip')
+  )  # [2 * H, M]: weaker minus stronger among the hands that hold each of the hand's cards
   return main - shared.reshape(hands, 2, m).sum(1)
 
 
@@ -219,4 +235,5 @@ def compatible_mass(hands: jax.Array, reach: jax.Array) -> jax.Array:
   """M(h): [T, H] the opponent's weight on hands that share no card with hand h, hands [H, 2]."""
   holding = jax.nn.one_hot(hands, 52, dtype=reach.dtype).sum(1)  # [H, 52]
   per_card = reach @ holding  # [T, 52]
-  return reach.sum(-1, keepdims=True) - per_card[:, hands[:, 0]] - per_card[:, hands[:, 1]] + reach
+  # per_card[:, c1] + per_card[:, c2] as a second product: faster on a CPU than two column gathers.
+  return reach.sum(-1, keepdims=True) - per_card @ holding.T + reach
