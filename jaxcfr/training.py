@@ -137,11 +137,11 @@ def train(
   state = sharding.shard_state(solver.init(game, key), game)
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
   run_chunk = (
-    backend.jit(lambda s, g, n: protocol.run(solver, s, g, n), **placed)
+    backend.jit(lambda s, g, n: protocol.run(solver, s, g, n), game, **placed)
     .lower(state, game, jnp.asarray(1, jnp.int32))
     .compile()
   )
-  make_policy = backend.jit(solver.average_policy).lower(state, game).compile()
+  make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile()
   jit_seconds = time.perf_counter() - jit_start
   start = time.perf_counter()
   policy = jax.block_until_ready(make_policy(state, game))
@@ -149,7 +149,7 @@ def train(
   exact = evaluate
   if exact:
     jit_start = time.perf_counter()
-    evaluate = backend.jit(evaluate_profile).lower(policy, game).compile()
+    evaluate = backend.jit(evaluate_profile, game).lower(policy, game).compile()
     jit_seconds += time.perf_counter() - jit_start
     evaluation_seconds = median_seconds(evaluate, policy, game)
   else:
@@ -341,7 +341,7 @@ def evaluate_policy(game, policy) -> dict:
   """`result_fields` of `policy` on `game` plus `evaluation_seconds` (the median of three
   exact evaluations by one compiled program)."""
   policy = jnp.asarray(policy, game.dtype)
-  evaluate = backend.jit(evaluate_profile).lower(policy, game).compile()
+  evaluate = backend.jit(evaluate_profile, game).lower(policy, game).compile()
   nash_conv, values = jax.device_get(evaluate(policy, game))
   return {
     **result_fields(game, nash_conv, values),

@@ -334,12 +334,13 @@ def seed_envelope(tree_config: tree.TreeConfig) -> subgame.TreeShape:
 def _programs(algorithm: str):
   """The solver and its compiled pieces (jit caches them per tree shape)."""
   solver = subgame_solver(algorithm)
+  jit = functools.partial(backend.jit, game=subgame.Subgame)  # XLA's defaults suit subgames
   return (
     solver,
-    backend.jit(solver.init),
-    backend.jit(lambda state, game, n: protocol.run(solver, state, game, n)),
-    backend.jit(solver.average_policy),
-    backend.jit(lambda policy, game: game.evaluate_profile(policy)[0] / 2),
+    jit(solver.init),
+    jit(lambda state, game, n: protocol.run(solver, state, game, n)),
+    jit(solver.average_policy),
+    jit(lambda policy, game: game.evaluate_profile(policy)[0] / 2),
   )
 
 

@@ -150,6 +150,7 @@ class Subgame:
   spot: Spot
 
   num_players = 2
+  prefers_default_compiler = True  # `backend.compiler_options`: faster with XLA's defaults
 
   @property
   def dtype(self):
