@@ -8,6 +8,11 @@ compilation is reported on its own). The batch: `--batch` river spots (random bo
 ranges, one tree shape) solved for the river spot's iteration count in one `vmap`ped call.
 
     python experiments/bench_subgame.py [--repeats 3] [--batch 100] [--skip-turn] [--compare dcfr,cfr+,pcfr+]
+    python experiments/bench_subgame.py --gammas 2,3 [--rivers 20] [--turns 4]   # DCFR's gamma
+
+`--gammas` counts DCFR's iterations to 0.5% of the pot (checked every 10) for each gamma on random
+spots of the benchmark's sizing: river spots with random boards and random ranges, turn spots with
+random boards and full ranges (the subgame solver's default gamma is `defaults.SUBGAME_HYPERPARAMETERS`).
 
 postflop-solver (Rust) cannot be built here (no crates.io); its figures from the same kind of
 2-core machine are in the issue and the README: river 0.02 s / 60 iterations, turn 7.1 s / 80
@@ -96,6 +101,24 @@ def batch(board: str, size: int, iterations: int, algorithm: str) -> dict:
   }
 
 
+def gamma_study(gammas: list[float], rivers: int, turns: int) -> None:
+  """DCFR's iterations to 0.5% of the pot per gamma, spot by spot, then the mean per street."""
+  rng = np.random.default_rng(1)
+  full = ranges.parse_range(FULL)
+  for street, count, size in (('river', rivers, 5), ('turn', turns, 4)):
+    counts = {gamma: [] for gamma in gammas}
+    for _ in range(count):
+      board = ''.join(cards.card_text(int(c)) for c in rng.choice(52, size, replace=False))
+      weights = [rng.random(1326) * (rng.random(1326) < 0.6) for _ in range(2)] if size == 5 else [full, full]
+      game = subgame.build_subgame(config(board), cards.parse_board(board), weights)
+      for gamma in gammas:
+        counts[gamma].append(solving.solve(game, 'dcfr', iterations=300, gamma=gamma).iterations)
+      print(json.dumps({'street': street, 'board': board, 'iterations': [counts[g][-1] for g in gammas]}))
+    if count:
+      means = {str(gamma): statistics.mean(counts[gamma]) for gamma in gammas}
+      print(json.dumps({'street': street, 'spots': count, 'mean_iterations': means}))
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--repeats', type=int, default=3)
@@ -107,8 +130,14 @@ def main() -> None:
     metavar='ALGORITHMS',
     help="only compare these algorithms on the river spot, e.g. 'dcfr,cfr+,pcfr+'",
   )
+  parser.add_argument('--gammas', metavar='G,G', help="only count DCFR's iterations per gamma, e.g. '2,3'")
+  parser.add_argument('--rivers', type=int, default=20, help='random river spots of --gammas (20)')
+  parser.add_argument('--turns', type=int, default=4, help='random turn spots of --gammas (4)')
   args = parser.parse_args()
   print(f'jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)')
+  if args.gammas:
+    gamma_study([float(g) for g in args.gammas.split(',')], args.rivers, args.turns)
+    return
   if args.compare:
     for name in args.compare.split(','):
       river = measure('Td9d6hQc3s', name, args.repeats)

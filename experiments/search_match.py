@@ -4,6 +4,7 @@ exploitability at the end (% of the pot, river only).
 
     python experiments/search_match.py bp-3600.npz --tables tables-small/ \\
       --hands 200 --think-seconds 1 --json search_match.json
+    python experiments/search_match.py bp-3600.npz --streets river --iterations 60   # deterministic
 
 The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
 cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
@@ -34,6 +35,12 @@ def main(argv=None) -> int:
   parser.add_argument('--seed', type=whole_number(0), default=0)
   parser.add_argument('--batch', type=whole_number(2), default=200, help='hands played at once (default 200)')
   parser.add_argument('--think-seconds', type=positive_seconds, default=1.0)
+  parser.add_argument(
+    '--iterations',
+    type=whole_number(1),
+    default=None,
+    help='re-solve for exactly this many iterations instead of --think-seconds (deterministic)',
+  )
   parser.add_argument('--streets', default='turn,river', help="streets re-solved (default 'turn,river')")
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
@@ -42,14 +49,18 @@ def main(argv=None) -> int:
     streets = tuple(STREETS.index(name.strip()) for name in args.streets.split(','))
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     blueprint = load_policy(args.blueprint, args.tables)
-    bot = search.search_policy(blueprint, think_seconds=args.think_seconds, seed=args.seed, streets=streets)
+    budget = {'think_seconds': args.think_seconds}
+    if args.iterations is not None:
+      budget = {'think_seconds': None, 'iterations': args.iterations, 'target_pct': None}
+    bot = search.search_policy(blueprint, **budget, seed=args.seed, streets=streets)
   except ValueError as error:
     print(f'search_match: error: {error}', file=sys.stderr)
     return 2
   backend.enable_compilation_cache()
   result = match.play_match(bot, blueprint, args.hands, seed=args.seed, batch=args.batch)
   report = result.to_json()
-  report['think_seconds'] = args.think_seconds
+  report['think_seconds'] = None if args.iterations is not None else args.think_seconds
+  report['iterations'] = args.iterations
   report['streets'] = [STREETS[s] for s in streets]
   report['decisions'] = {}
   for street, times in bot.timings.items():

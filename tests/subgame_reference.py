@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr import algorithms, solvers
+from jaxcfr.poker import defaults
 from jaxcfr.poker import subgame as subgame_module
 from jaxcfr.poker.subgame import Subgame
 from jaxcfr.protocol import Solver
@@ -48,7 +49,7 @@ def reference_solver(algorithm: str, **hyperparameters) -> Solver:
   if entry.family != algorithms.FULL_WIDTH:
     full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
     raise ValueError(f'a subgame is solved by a full-width algorithm ({full_width}); got {algorithm!r}')
-  config = entry.resolve(**hyperparameters)
+  config = entry.resolve(**{**defaults.SUBGAME_HYPERPARAMETERS.get(entry.name, {}), **hyperparameters})
   alternating = config.pop('alternating')
   rule, power = solvers.regret_rule(algorithm, **config)
   groups = ((0,), (1,)) if alternating else ((0, 1),)

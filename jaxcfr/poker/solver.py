@@ -89,12 +89,13 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
 
 def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
   """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
-  defaults for the rest), e.g. `subgame_solver('dcfr', alpha=1.5)`."""
+  defaults for the rest: `defaults.SUBGAME_HYPERPARAMETERS`, else the registry's), e.g.
+  `subgame_solver('dcfr', alpha=1.5)`."""
   entry = algorithms.get(algorithm)
   if entry.family != algorithms.FULL_WIDTH:
     full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
     raise ValueError(f'a subgame is solved by a full-width algorithm ({full_width}); got {algorithm!r}')
-  config = entry.resolve(**hyperparameters)
+  config = entry.resolve(**{**defaults.SUBGAME_HYPERPARAMETERS.get(entry.name, {}), **hyperparameters})
   alternating = config.pop('alternating')
   rule, power = solvers.regret_rule(algorithm, **config)
   groups = ((0,), (1,)) if alternating else ((0, 1),)
