@@ -175,7 +175,10 @@ def showdown_values(
     reach = jnp.take(opponent, rows, axis=0).T  # [H, M]
     return (board_difference(*board, reach) * board_amount * board_mask[:, None]).T
 
-  return jax.lax.map(one, (source, amount, mask, *_per_board(tables)))
+  boards = (source, amount, mask, *_per_board(tables))
+  if source.shape[0] == 1:  # a river spot: no loop around its one board
+    return one(jax.tree.map(lambda x: x[0], boards))[None]
+  return jax.lax.map(one, boards)
 
 
 def board_difference(
