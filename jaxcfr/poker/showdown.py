@@ -112,11 +112,14 @@ def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) ->
   card_sort = np.argsort(card_strength, axis=2, kind='stable')
   card_order = np.take_along_axis(np.broadcast_to(card_hands, card_strength.shape), card_sort, axis=2)
   sorted_card = np.take_along_axis(card_strength, card_sort, axis=2)
-  own = sorted_card[:, hands]  # [R, H, 2, K]: the sorted strengths of the lists of each hand's cards
-  mine = strength[:, :, None, None]
   base = hands.astype(np.int64) * (width + 1)  # [H, 2]
-  card_weaker = base + (own < mine).sum(-1)
-  card_not_stronger = base + (own <= mine).sum(-1)
+  card_weaker = np.empty((len(strength), num_hands, 2), np.int64)
+  card_not_stronger = np.empty_like(card_weaker)
+  for r in range(len(strength)):  # board by board: a flop tree has thousands of river boards
+    own = sorted_card[r, hands]  # [H, 2, K]: the sorted strengths of the lists of each hand's cards
+    mine = strength[r, :, None, None]
+    card_weaker[r] = base + (own < mine).sum(-1)
+    card_not_stronger[r] = base + (own <= mine).sum(-1)
   boards_count = len(strength)
   return ShowdownTables(
     *(
