@@ -367,6 +367,10 @@ def test_search_policies_by_name():
   assert bot.config.think_seconds == 0.5 and bot.blueprint.name == 'always-call'
   assert baselines.resolve_policy('search:random').config.think_seconds == defaults.THINK_SECONDS
   assert baselines.resolve_policy('search:random', streets=(3,)).config.streets == (3,)
+  fixed = baselines.resolve_policy('search:random', iterations=7).config
+  assert (fixed.iterations, fixed.think_seconds, fixed.target_pct) == (7, None, None)
+  parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-iterations', '7'])
+  assert parsed.search_iterations == 7
   parsed = cli.build_parser().parse_args(
     ['match', 'search:random', 'random', '--search-streets', 'river,turn']
   )
@@ -385,6 +389,12 @@ def test_search_policies_by_name():
     (('search:always-call', 'random', '--search-streets', 'flop'), "re-solves on 'turn', 'river'"),
     (('always-call', 'random', '--think-seconds', '2'), '--think-seconds applies to a search: policy only'),
     (('always-call', 'random', '--search-streets', 'river'), '--search-streets applies to a search: policy'),
+    (
+      ('always-call', 'random', '--search-iterations', '5'),
+      '--search-iterations applies to a search: policy',
+    ),
+    (('search:always-call', 'random', '--search-iterations', '0'), 'must be'),
+    (('search:random', 'random', '--think-seconds', '1', '--search-iterations', '5'), 'two budgets'),
     (('blueprint', 'evaluate', 'random', '--lbr', '--think-seconds', '2'), 'applies to a search: policy'),
   ],
 )

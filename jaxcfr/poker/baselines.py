@@ -143,11 +143,17 @@ REGISTRY = {
 SEARCH_PREFIX = 'search:'
 
 
-def resolve_policy(spec: str, think_seconds: float | None = None, streets: tuple[int, ...] | None = None):
+def resolve_policy(
+  spec: str,
+  think_seconds: float | None = None,
+  streets: tuple[int, ...] | None = None,
+  iterations: int | None = None,
+):
   """A baseline by name (`REGISTRY`), a policy file loaded by `jaxcfr.poker.blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
-  defaults unless `think_seconds` or the re-solved `streets` are given). Raises ValueError with one
-  line naming the problem."""
+  defaults unless `think_seconds`, the re-solved `streets` or a fixed count of `iterations` per
+  re-solve, with no time limit and no target, are given). Raises ValueError with one line naming the
+  problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -155,6 +161,8 @@ def resolve_policy(spec: str, think_seconds: float | None = None, streets: tuple
     from jaxcfr.poker import search  # noqa: PLC0415
 
     options = {} if think_seconds is None else {'think_seconds': think_seconds}
+    if iterations is not None:
+      options = {'think_seconds': None, 'iterations': iterations, 'target_pct': None}
     if streets is not None:
       options['streets'] = streets
     return search.search_policy(resolve_policy(inner), name=spec, **options)

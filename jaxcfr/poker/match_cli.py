@@ -59,20 +59,32 @@ def search_streets(text: str) -> tuple[int, ...]:
 
 
 def check_search_options(args, *specs: str) -> None:
-  """--think-seconds and --search-streets mean something only to a search: policy: ValueError (one
-  line, exit status 2) when one is given and no policy is one, rather than ignoring it."""
+  """--think-seconds, --search-iterations and --search-streets mean something only to a search:
+  policy: ValueError (one line, exit status 2) when one is given and no policy is one, rather than
+  ignoring it; --think-seconds and --search-iterations are two budgets, one at a time."""
+  if args.think_seconds is not None and args.search_iterations is not None:
+    raise ValueError('--think-seconds and --search-iterations are two budgets: give one')
   if any(spec.startswith('search:') for spec in specs):
     return
-  for flag, value in (('--think-seconds', args.think_seconds), ('--search-streets', args.search_streets)):
+  for flag, value in (
+    ('--think-seconds', args.think_seconds),
+    ('--search-iterations', args.search_iterations),
+    ('--search-streets', args.search_streets),
+  ):
     if value is not None:
       raise ValueError(f'{flag} applies to a search: policy only (e.g. search:bp.npz)')
 
 
 def add_search_options(parser) -> None:
-  """--think-seconds and --search-streets of search: policies (also used by `lbr_cli`)."""
+  """--think-seconds, --search-iterations and --search-streets of search: policies (also used by
+  `lbr_cli`)."""
   parser.add_argument(
     '--think-seconds', type=positive_seconds, default=None, metavar='S',
     help=f'seconds per turn and river decision of a search: policy (default {defaults.THINK_SECONDS:g})',
+  )  # fmt: skip
+  parser.add_argument(
+    '--search-iterations', type=whole_number(1), default=None, metavar='N',
+    help='instead of --think-seconds: exactly N solver iterations per re-solve (deterministic play)',
   )  # fmt: skip
   parser.add_argument(
     '--search-streets', type=search_streets, default=None, metavar='STREETS',
@@ -121,8 +133,9 @@ def run(args) -> int:
   try:
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     check_search_options(args, args.policy_a, args.policy_b)
-    policy_a = baselines.resolve_policy(args.policy_a, args.think_seconds, args.search_streets)
-    policy_b = baselines.resolve_policy(args.policy_b, args.think_seconds, args.search_streets)
+    search = (args.think_seconds, args.search_streets, args.search_iterations)
+    policy_a = baselines.resolve_policy(args.policy_a, *search)
+    policy_b = baselines.resolve_policy(args.policy_b, *search)
     duplicate = not args.no_duplicate
     if args.hands < (4 if duplicate else 2):
       raise ValueError(f'--hands must be at least {4 if duplicate else 2} for a confidence interval')
