@@ -1,0 +1,88 @@
+"""Pools duplicate matches of the same two policies run with different seeds (the JSON files of
+`jaxcfr match --json` or `experiments/search_match.py --json`) into one result: mbb/hand over all
+deal pairs with the normal 95% CI of the pooled mean, per-seat means, and the think time per street
+where the files have it.
+
+    python experiments/pool_matches.py runs/r*.json
+
+Each file's unit is a deal pair's mean (its `sd_mbb` over its `deals`), so the pooled mean weighs the
+files by their deal pairs and its variance is sum(n_i sd_i^2) / N^2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+
+Z95 = 1.959963984540054
+
+
+def pool(reports: list[dict]) -> dict:
+  """The pooled figures of `reports` (one policy pair, duplicate mode)."""
+  pairs = {(r['policy_a'], r['policy_b']) for r in reports}
+  if len(pairs) != 1 or not all(r['duplicate'] for r in reports):
+    raise ValueError(f'the files must be duplicate matches of one pair of policies, got {sorted(pairs)}')
+  deals = sum(r['deals'] for r in reports)
+  mean = sum(r['deals'] * r['mbb_per_hand'] for r in reports) / deals
+  half = Z95 * math.sqrt(sum(r['deals'] * r['sd_mbb'] ** 2 for r in reports)) / deals
+  pooled = {
+    'policy_a': reports[0]['policy_a'],
+    'policy_b': reports[0]['policy_b'],
+    'files': len(reports),
+    'seeds': sorted(r['seed'] for r in reports),
+    'hands': sum(r['hands'] for r in reports),
+    'deals': deals,
+    'mbb_per_hand': mean,
+    'ci95_low': mean - half,
+    'ci95_high': mean + half,
+    'seat_mbb': [sum(r['deals'] * r['seats'][s]['mbb_per_hand'] for r in reports) / deals for s in (0, 1)],
+    'seconds': sum(r['seconds'] for r in reports),
+  }
+  streets = {}
+  for report in reports:
+    for street, row in report.get('decisions', {}).items():
+      streets.setdefault(street, []).append(row)
+  pooled['decisions'] = {
+    street: {
+      'count': sum(row['count'] for row in rows),
+      'median_of_medians_seconds': statistics.median(row['median_seconds'] for row in rows),
+      'median_iterations': statistics.median(
+        row['median_iterations'] for row in rows if row['median_iterations'] is not None
+      )
+      if any(row['median_iterations'] is not None for row in rows)
+      else None,
+    }
+    for street, rows in streets.items()
+  }
+  return pooled
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('files', nargs='+', help='JSON results of duplicate matches')
+  args = parser.parse_args(argv)
+  try:
+    reports = []
+    for path in args.files:
+      with open(path) as file:
+        reports.append(json.load(file))
+    result = pool(reports)
+  except (OSError, ValueError, KeyError) as error:
+    print(f'pool_matches: error: {error}', file=sys.stderr)
+    return 2
+  print(
+    f'{result["policy_a"]} vs {result["policy_b"]}: {result["files"]} files, {result["hands"]:,} hands '
+    f'({result["deals"]:,} deal pairs), {result["seconds"]:.0f} s: {result["mbb_per_hand"]:+.1f} mbb/hand, '
+    f'95% CI [{result["ci95_low"]:+.1f}, {result["ci95_high"]:+.1f}]'
+  )
+  print(f'  A in seat 0 (button): {result["seat_mbb"][0]:+.1f}, in seat 1: {result["seat_mbb"][1]:+.1f}')
+  for street, row in result['decisions'].items():
+    print(f'  {street}: {json.dumps(row)}')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
