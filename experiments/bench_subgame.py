@@ -122,7 +122,7 @@ def gamma_study(gammas: list[float], rivers: int, turns: int) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--repeats', type=int, default=3)
-  parser.add_argument('--batch', type=int, default=100)
+  parser.add_argument('--batch', type=int, default=100, help='river spots solved in one call (0: none)')
   parser.add_argument('--algorithm', default='dcfr')
   parser.add_argument('--skip-turn', action='store_true')
   parser.add_argument(
@@ -145,8 +145,9 @@ def main() -> None:
     return
   results = {'river': measure('Td9d6hQc3s', args.algorithm, args.repeats)}
   print(json.dumps(results['river']))
-  results['batch'] = batch('Td9d6hQc3s', args.batch, results['river']['iterations'], args.algorithm)
-  print(json.dumps(results['batch']))
+  if args.batch > 0:
+    results['batch'] = batch('Td9d6hQc3s', args.batch, results['river']['iterations'], args.algorithm)
+    print(json.dumps(results['batch']))
   if not args.skip_turn:
     results['turn'] = measure('Td9d6hQc', args.algorithm, args.repeats)
     print(json.dumps(results['turn']))
