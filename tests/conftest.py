@@ -8,14 +8,29 @@ import shutil
 import tempfile
 
 # CLI runs in the tests (in-process and in subprocesses, which inherit the environment) keep their
-# compiled programs in a cache of this test process's own, removed at exit, not in the user's.
+# compiled programs in a cache of this test process's own, removed at exit, not in the user's. The
+# tests themselves share it too (both pytest-xdist workers, and tests that compile the same program
+# through different functions): the whole suite about 1.17x faster.
 if 'JAXCFR_CACHE_DIR' not in os.environ:
   os.environ['JAXCFR_CACHE_DIR'] = tempfile.mkdtemp(prefix='jaxcfr-test-cache-')
+  os.environ['JAXCFR_TEST_PROGRAMS'] = os.path.join(os.environ['JAXCFR_CACHE_DIR'], 'tests')
   atexit.register(shutil.rmtree, os.environ['JAXCFR_CACHE_DIR'], ignore_errors=True)
+
+# The suite compiles hundreds of programs and runs most of them briefly: XLA's CPU backend at LLVM
+# optimisation level 0 makes the whole suite about 1.25x faster (tests check values, which the
+# optimisation level does not change; speed is measured in experiments/). A level already set in
+# XLA_FLAGS wins; subprocesses inherit the flag.
+if '--xla_backend_optimization_level' not in os.environ.get('XLA_FLAGS', ''):
+  os.environ['XLA_FLAGS'] = f'{os.environ.get("XLA_FLAGS", "")} --xla_backend_optimization_level=0'.strip()
 
 import jax  # noqa: E402
 
 jax.config.update('jax_enable_x64', True)
+
+from jaxcfr import backend  # noqa: E402
+
+if 'JAXCFR_TEST_PROGRAMS' in os.environ:  # never the user's own cache directory
+  backend.enable_compilation_cache(os.environ['JAXCFR_TEST_PROGRAMS'])
 
 import jax.numpy as jnp  # noqa: E402
 import pytest  # noqa: E402

@@ -377,8 +377,12 @@ def test_two_devices_sum_their_shards():
   """On two forced CPU devices (a subprocess: the count is set before JAX starts), an update is the
   sum of each device's traversals of its own deals, player 0's applied before player 1's."""
   tests = os.path.dirname(os.path.abspath(__file__))
-  env = {**os.environ, 'XLA_FLAGS': '--xla_force_host_platform_device_count=2', 'JAX_PLATFORMS': 'cpu',
-         'PYTHONPATH': os.pathsep.join([tests, os.path.dirname(tests)])}  # fmt: skip
+  env = {
+    **os.environ,
+    'XLA_FLAGS': f'{os.environ["XLA_FLAGS"]} --xla_force_host_platform_device_count=2',
+    'JAX_PLATFORMS': 'cpu',
+    'PYTHONPATH': os.pathsep.join([tests, os.path.dirname(tests)]),
+  }
   done = subprocess.run(
     [sys.executable, '-c', _TWO_DEVICES], capture_output=True, text=True, env=env, timeout=600
   )

@@ -99,7 +99,11 @@ print(json.dumps(out))
 
 def _run_four_devices(cases, iterations):
   script = _SCRIPT.format(tests=TESTS, cases=cases, iterations=iterations)
-  env = {**os.environ, 'XLA_FLAGS': '--xla_force_host_platform_device_count=4', 'JAX_PLATFORMS': 'cpu'}
+  env = {
+    **os.environ,
+    'XLA_FLAGS': f'{os.environ["XLA_FLAGS"]} --xla_force_host_platform_device_count=4',
+    'JAX_PLATFORMS': 'cpu',
+  }
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=env, timeout=900
   )
