@@ -42,6 +42,13 @@ from jaxcfr import algorithms  # noqa: E402
 FULL_WIDTH = {name: algorithms.REGISTRY[name].function() for name in algorithms.names(algorithms.FULL_WIDTH)}
 
 
+def host_devices_env(count: int, **extra: str) -> dict[str, str]:
+  """The environment of a subprocess on `count` forced CPU host devices: this one's, with the device
+  count added to XLA_FLAGS (keeping the suite's flags), and `extra`."""
+  flags = f'{os.environ.get("XLA_FLAGS", "")} --xla_force_host_platform_device_count={count}'.strip()
+  return {**os.environ, 'XLA_FLAGS': flags, 'JAX_PLATFORMS': 'cpu', **extra}
+
+
 @functools.cache
 def compiled(spec: str, dtype: str = 'float64') -> jaxcfr.CompiledGame:
   """Compiles each (spec, dtype) once per test session."""

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import host_devices_env
 
 import jaxcfr
 from abstractions import BetAbstraction, NoLimitRules, apply_action, initial_state, legal_actions
@@ -377,12 +378,7 @@ def test_two_devices_sum_their_shards():
   """On two forced CPU devices (a subprocess: the count is set before JAX starts), an update is the
   sum of each device's traversals of its own deals, player 0's applied before player 1's."""
   tests = os.path.dirname(os.path.abspath(__file__))
-  env = {
-    **os.environ,
-    'XLA_FLAGS': f'{os.environ["XLA_FLAGS"]} --xla_force_host_platform_device_count=2',
-    'JAX_PLATFORMS': 'cpu',
-    'PYTHONPATH': os.pathsep.join([tests, os.path.dirname(tests)]),
-  }
+  env = host_devices_env(2, PYTHONPATH=os.pathsep.join([tests, os.path.dirname(tests)]))
   done = subprocess.run(
     [sys.executable, '-c', _TWO_DEVICES], capture_output=True, text=True, env=env, timeout=600
   )

@@ -3,7 +3,6 @@ refinements, devices, determinism, resume, and the command line."""
 
 import functools
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import compiled
+from conftest import compiled, host_devices_env
 from test_cli import run_cli
 
 import jaxcfr
@@ -182,11 +181,7 @@ def test_four_host_devices_match_one_within_noise_and_repeat_exactly():
     print(json.dumps({'count': jax.device_count(), 'runs': {str(k): v for k, v in out.items()}}))
     """
   )
-  env = {
-    **os.environ,
-    'XLA_FLAGS': f'{os.environ["XLA_FLAGS"]} --xla_force_host_platform_device_count=4',
-    'JAX_PLATFORMS': 'cpu',
-  }
+  env = host_devices_env(4)
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=env, timeout=600
   )

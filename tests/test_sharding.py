@@ -10,7 +10,7 @@ import sys
 import jax
 import numpy as np
 import pytest
-from conftest import compiled
+from conftest import compiled, host_devices_env
 from test_evaluation import HiddenCount
 from test_sequence_form import Forgetful
 
@@ -99,11 +99,7 @@ print(json.dumps(out))
 
 def _run_four_devices(cases, iterations):
   script = _SCRIPT.format(tests=TESTS, cases=cases, iterations=iterations)
-  env = {
-    **os.environ,
-    'XLA_FLAGS': f'{os.environ["XLA_FLAGS"]} --xla_force_host_platform_device_count=4',
-    'JAX_PLATFORMS': 'cpu',
-  }
+  env = host_devices_env(4)
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=env, timeout=900
   )
