@@ -16,9 +16,7 @@ from abstractions.evaluator import hand_rank
 
 HOLES = np.array(list(itertools.combinations(range(52), 2)), np.int32)  # [H, 2]
 # For each card the 51 hole pairs that hold it.
-_PAIRS_WITH = np.array(
-  [[h for h, pair in enumerate(HOLES) if c in pair] for c in range(52)], np.int32
-)  # [52, 51]
+_PAIRS_WITH = np.stack([np.flatnonzero((HOLES == c).any(1)) for c in range(52)]).astype(np.int32)  # [52, 51]
 _PAIR_INDEX = np.full((52, 52), -1, np.int32)
 _PAIR_INDEX[HOLES[:, 0], HOLES[:, 1]] = np.arange(len(HOLES))
 _PAIR_INDEX[HOLES[:, 1], HOLES[:, 0]] = np.arange(len(HOLES))
