@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import cli_runner
 import pytest
 
 from jaxcfr import cli, plots
@@ -27,15 +28,31 @@ CONTRACT_FIELDS = {
 
 
 def run_cli(*args):
-  """Runs `jaxcfr ARGS` in a subprocess; returns (exit code, stdout, stderr)."""
-  process = subprocess.run(
-    [sys.executable, '-m', 'jaxcfr.cli', *args],
-    capture_output=True,
-    text=True,
-    timeout=300,
-    env={**os.environ, 'JAX_PLATFORMS': 'cpu'},
-  )
-  return process.returncode, process.stdout, process.stderr
+  """Runs `jaxcfr ARGS` in a fresh process (`cli_runner`); returns (exit code, stdout, stderr)."""
+  return cli_runner.run(list(args), {**os.environ, 'JAX_PLATFORMS': 'cpu'}, timeout=300)
+
+
+def test_the_cli_runner_gives_what_a_plain_subprocess_gives(tmp_path, monkeypatch):
+  """`run_cli` forks a server that imported the CLI (`cli_runner`): the exit status, stdout, stderr
+  and files of a call are those of `python -m jaxcfr.cli`, in the caller's working directory, and a
+  call's configuration does not reach the next one."""
+  env = {**os.environ, 'JAX_PLATFORMS': 'cpu'}
+  monkeypatch.chdir(tmp_path)
+  calls = [
+    ['solve', 'kuhn', '--iterations', '0'],
+    ['solve', 'kuhn', '--dtype', 'float64', '--iterations', '3', '--json', '{}a.json', '--quiet'],
+    ['solve', 'kuhn', '--iterations', '3', '--json', '{}b.json', '--quiet'],  # float32 again
+  ]
+  forked = [cli_runner.run([arg.format('f') for arg in args], env, timeout=300) for args in calls]
+  plain = [cli_runner._subprocess([arg.format('p') for arg in args], env, timeout=300) for args in calls[:2]]
+  assert forked[0] == plain[0] and forked[0][0] == 2 and 'positive integer' in forked[0][2]
+  (code, out, err), (plain_code, plain_out, _) = forked[1], plain[1]
+  assert code == plain_code == 0 and forked[2][0] == 0, err
+  first, last = out.splitlines()[0].split(';')[0], out.splitlines()[-1]  # the line's end times compiling
+  assert first == plain_out.splitlines()[0].split(';')[0] == 'kuhn: 58 histories, 12 infosets, 2 players'
+  assert last.replace('fa.json', 'pa.json') == plain_out.splitlines()[-1] == 'JSON written to pa.json'
+  reports = [json.loads((tmp_path / name).read_text()) for name in ('fa.json', 'fb.json', 'pa.json')]
+  assert [report['dtype'] for report in reports] == ['float64', 'float32', 'float64']
 
 
 def test_solve_kuhn_cfr_plus_json_to_stdout():
