@@ -8,7 +8,12 @@ compilation is reported on its own). The batch: `--batch` river spots (random bo
 ranges, one tree shape) solved for the river spot's iteration count in one `vmap`ped call.
 
     python experiments/bench_subgame.py [--repeats 3] [--batch 100] [--skip-turn] [--compare dcfr,cfr+,pcfr+]
+                                        [--showdown auto|sweep|matrix]
     python experiments/bench_subgame.py --gammas 2,3 [--rivers 20] [--turns 4]   # DCFR's gamma
+
+`--showdown` picks how showdown values are computed: the sorted sweep (CPUs), the masked matrix
+product per river board (GPUs), or what `subgame.showdown_method` picks for the backend (`auto`); the
+results name the method used. `experiments/gpu_subgames.sh` runs both on a GPU.
 
 `--gammas` counts DCFR's iterations to 0.5% of the pot (checked every 10) for each gamma on random
 spots of the benchmark's sizing: river spots with random boards and random ranges, turn spots with
@@ -45,15 +50,24 @@ def config(board: str) -> tree.TreeConfig:
   return tree.TreeConfig(street, 200, 900, (base, base, tree.street_sizes('60%,e,a', '2.5x', '50%')))
 
 
-def measure(board: str, algorithm: str, repeats: int) -> dict:
+def build(board: str, weights, showdown_by: str = 'auto', shape=None) -> subgame.Subgame:
+  """The benchmark's subgame on `board` with `weights` (OOP, IP), its showdowns by `showdown_by`."""
+  tree_arrays = shape if shape is not None else subgame.build_tree(config(board))
+  return subgame.Subgame(
+    tree_arrays, subgame.make_spot(tree_arrays, cards.parse_board(board), weights, showdown_by=showdown_by)
+  )
+
+
+def measure(board: str, algorithm: str, repeats: int, showdown_by: str = 'auto') -> dict:
   full = ranges.parse_range(FULL)
-  game = subgame.build_subgame(config(board), cards.parse_board(board), (full, full))
+  game = build(board, (full, full), showdown_by)
   runs = [solving.solve(game, algorithm) for _ in range(repeats + 1)]
   first, rest = runs[0], runs[1:]
   return {
     'street': ('flop', 'turn', 'river')[game.tree.info.config.street - 1],
     'hands': game.num_hands,
     'nodes': game.tree.num_nodes,
+    'showdown': 'sweep' if game.spot.tables.matrix is None else 'matrix',
     'iterations': rest[0].iterations,
     'seconds': statistics.median(r.seconds for r in rest),
     'jit_seconds_cold': first.jit_seconds,
@@ -63,7 +77,7 @@ def measure(board: str, algorithm: str, repeats: int) -> dict:
   }
 
 
-def batch(board: str, size: int, iterations: int, algorithm: str) -> dict:
+def batch(board: str, size: int, iterations: int, algorithm: str, showdown_by: str = 'auto') -> dict:
   """`size` river spots of one tree shape solved together (vmap over the spots)."""
   rng = np.random.default_rng(0)
   shape = subgame.build_tree(config(board))
@@ -71,7 +85,7 @@ def batch(board: str, size: int, iterations: int, algorithm: str) -> dict:
   for _ in range(size):
     chosen = tuple(int(c) for c in rng.choice(52, 5, replace=False))
     weights = [rng.random(1326) * (rng.random(1326) < 0.6) for _ in range(2)]
-    spots.append(subgame.make_spot(shape, chosen, weights, deck))
+    spots.append(subgame.make_spot(shape, chosen, weights, deck, showdown_by=showdown_by))
   stacked = jax.tree.map(lambda *x: jnp.stack(x), *spots)
   solver = subgame_solver(algorithm)
 
@@ -94,6 +108,7 @@ def batch(board: str, size: int, iterations: int, algorithm: str) -> dict:
     times.append(time.perf_counter() - start)
   return {
     'spots': size,
+    'showdown': 'sweep' if spots[0].tables.matrix is None else 'matrix',
     'iterations': iterations,
     'seconds': statistics.median(times),
     'jit_seconds': jit_seconds,
@@ -133,6 +148,12 @@ def main() -> None:
   parser.add_argument('--gammas', metavar='G,G', help="only count DCFR's iterations per gamma, e.g. '2,3'")
   parser.add_argument('--rivers', type=int, default=20, help='random river spots of --gammas (20)')
   parser.add_argument('--turns', type=int, default=4, help='random turn spots of --gammas (4)')
+  parser.add_argument(
+    '--showdown',
+    choices=('auto', 'sweep', 'matrix'),
+    default='auto',
+    help="showdown values by the sorted sweep, the masked matrix product, or the backend's choice (auto)",
+  )
   args = parser.parse_args()
   print(f'jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)')
   if args.gammas:
@@ -143,13 +164,15 @@ def main() -> None:
       river = measure('Td9d6hQc3s', name, args.repeats)
       print(json.dumps({'algorithm': name, 'iterations': river['iterations'], 'seconds': river['seconds']}))
     return
-  results = {'river': measure('Td9d6hQc3s', args.algorithm, args.repeats)}
+  results = {'river': measure('Td9d6hQc3s', args.algorithm, args.repeats, args.showdown)}
   print(json.dumps(results['river']))
   if args.batch > 0:
-    results['batch'] = batch('Td9d6hQc3s', args.batch, results['river']['iterations'], args.algorithm)
+    results['batch'] = batch(
+      'Td9d6hQc3s', args.batch, results['river']['iterations'], args.algorithm, args.showdown
+    )
     print(json.dumps(results['batch']))
   if not args.skip_turn:
-    results['turn'] = measure('Td9d6hQc', args.algorithm, args.repeats)
+    results['turn'] = measure('Td9d6hQc', args.algorithm, args.repeats, args.showdown)
     print(json.dumps(results['turn']))
   peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
   print(f'peak resident memory of this process: {peak:.0f} MB')

@@ -39,23 +39,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument: $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-PYTHON=${PYTHON:-python3}
-STEP_TIMEOUT=${STEP_TIMEOUT:-420}
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-started=$(date +%s)
-step() { echo; echo "=== $1 ($(( $(date +%s) - started )) s in; load $(cut -d' ' -f1-3 /proc/loadavg))"; }
-
-step 'environment'
-if compgen -G '.whl/*.whl' > /dev/null; then
-  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH="$PYTHONPATH:/tmp/site" || echo 'installing the carried wheels failed'
-fi
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo 'no nvidia-smi'
-echo "cores $(nproc); memory $(awk '/MemTotal/ {print $2 / 1048576 " GiB"}' /proc/meminfo)"
-"$PYTHON" -c 'import sys, jax, numpy; print("python", sys.version.split()[0], "jax", jax.__version__, "numpy", numpy.__version__, jax.devices())'
-"$PYTHON" -c 'import pyspiel; print("pyspiel", pyspiel.__file__)' || echo 'no pyspiel: OpenSpiel games and tests will fail or skip'
+source "$(dirname "$0")/gpu_env.sh"
 
 step "compile and solve $GAME"
 timeout "$STEP_TIMEOUT" "$PYTHON" - "$GAME" "$WORKERS" "$ITERATIONS" <<'EOF'
