@@ -9,6 +9,7 @@ import jax
 import numpy as np
 import pytest
 from conftest import compiled, solve
+from test_cli import run_cli
 
 import jaxcfr
 from jaxcfr import policies
@@ -92,12 +93,11 @@ def test_policy_file_for_another_game_is_rejected(tmp_path):
 
 def test_cli_solves_an_openspiel_game_and_exports_its_policy(tmp_path):
   policy_path, json_path = tmp_path / 'policy.json', tmp_path / 'result.json'
-  process = subprocess.run(
-    [sys.executable, '-m', 'jaxcfr.cli', 'solve', 'openspiel:kuhn_poker(players=3)', '--algorithm', 'cfr+',
-     '--iterations', '200', '--dtype', 'float64', '--policy-out', str(policy_path), '--json', str(json_path)],
-    capture_output=True, text=True, timeout=300,
+  code, _, err = run_cli(
+    'solve', 'openspiel:kuhn_poker(players=3)', '--algorithm', 'cfr+', '--iterations', '200',
+    '--dtype', 'float64', '--policy-out', str(policy_path), '--json', str(json_path),
   )  # fmt: skip
-  assert process.returncode == 0, process.stderr
+  assert code == 0, err
   result = json.loads(json_path.read_text())
   assert result['num_players'] == 3
   assert result['exploitability'] == pytest.approx(result['nash_conv'] / 3)
@@ -119,21 +119,16 @@ def test_cli_solves_an_openspiel_game_and_exports_its_policy(tmp_path):
   ],
 )
 def test_unsupported_openspiel_games_give_one_clear_message(spec, message):
-  process = subprocess.run(
-    [sys.executable, '-m', 'jaxcfr.cli', 'solve', spec], capture_output=True, text=True, timeout=300
-  )
-  assert process.returncode == 2
-  assert process.stderr.count('\n') == 1 and message in process.stderr, process.stderr
-  assert 'Traceback' not in process.stderr
+  code, _, err = run_cli('solve', spec)
+  assert code == 2
+  assert err.count('\n') == 1 and message in err, err
+  assert 'Traceback' not in err
 
 
 def test_size_guard_stops_early_with_a_message():
-  process = subprocess.run(
-    [sys.executable, '-m', 'jaxcfr.cli', 'solve', 'openspiel:liars_dice', '--max-histories', '1000'],
-    capture_output=True, text=True, timeout=300,
-  )  # fmt: skip
-  assert process.returncode == 2
-  assert 'more than 1,000 histories' in process.stderr and '--max-histories' in process.stderr
+  code, _, err = run_cli('solve', 'openspiel:liars_dice', '--max-histories', '1000')
+  assert code == 2
+  assert 'more than 1,000 histories' in err and '--max-histories' in err
 
 
 def test_missing_openspiel_gives_one_clear_message():
