@@ -13,13 +13,14 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 
-# The server: reads one JSON request per line ({"args", "cwd", "out", "err"}), forks, and answers
-# one JSON line {"code"} once the child has exited. The child runs the CLI the way `python -m
+# The server: reads one JSON request per line ({"args", "cwd", "env", "out", "err"}), forks, and
+# answers one JSON line {"code"} once the child has exited. The child runs the CLI the way `python -m
 # jaxcfr.cli` does: `sys.exit(main())`, an uncaught exception printed with its traceback (status 1),
 # atexit handlers run.
 _SERVER = r"""
@@ -76,8 +77,13 @@ _server_env: dict[str, str] | None = None
 
 def _start(env: dict[str, str]) -> subprocess.Popen:
   global _server, _server_env
-  _server = subprocess.Popen(
-    [sys.executable, '-c', _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+  _server = subprocess.Popen(  # a process group of its own: a timeout kills it with the call's child
+    [sys.executable, '-c', _SERVER],
+    stdin=subprocess.PIPE,
+    stdout=subprocess.PIPE,
+    text=True,
+    env=env,
+    start_new_session=True,
   )
   _server_env = dict(env)
   atexit.register(_stop, _server)
@@ -90,7 +96,7 @@ def _stop(server: subprocess.Popen) -> None:
     try:
       server.wait(timeout=30)
     except subprocess.TimeoutExpired:
-      server.kill()
+      _kill(server)
 
 
 def run(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:
@@ -122,8 +128,9 @@ def _settled(env: dict[str, str] | None) -> dict[str, str] | None:
 
 
 def _read_answer(server: subprocess.Popen, timeout: float) -> dict:
-  """The server's answer line, or the server killed (and an error raised) after `timeout` seconds."""
-  timer = threading.Timer(timeout, server.kill)
+  """The server's answer line, or the server and the call killed (and an error raised) after
+  `timeout` seconds."""
+  timer = threading.Timer(timeout, _kill, [server])
   timer.start()
   try:
     line = server.stdout.readline()
@@ -132,6 +139,13 @@ def _read_answer(server: subprocess.Popen, timeout: float) -> dict:
   if not line:
     raise RuntimeError(f'the CLI test server stopped (status {server.poll()}); a call ran over {timeout} s?')
   return json.loads(line)
+
+
+def _kill(server: subprocess.Popen) -> None:
+  try:
+    os.killpg(server.pid, signal.SIGKILL)
+  except ProcessLookupError:
+    pass
 
 
 def _subprocess(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:
