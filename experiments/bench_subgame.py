@@ -50,9 +50,9 @@ def config(board: str) -> tree.TreeConfig:
   return tree.TreeConfig(street, 200, 900, (base, base, tree.street_sizes('60%,e,a', '2.5x', '50%')))
 
 
-def build(board: str, weights, showdown_by: str = 'auto', shape=None) -> subgame.Subgame:
+def build(board: str, weights, showdown_by: str = 'auto') -> subgame.Subgame:
   """The benchmark's subgame on `board` with `weights` (OOP, IP), its showdowns by `showdown_by`."""
-  tree_arrays = shape if shape is not None else subgame.build_tree(config(board))
+  tree_arrays = subgame.build_tree(config(board))
   return subgame.Subgame(
     tree_arrays, subgame.make_spot(tree_arrays, cards.parse_board(board), weights, showdown_by=showdown_by)
   )
@@ -161,7 +161,7 @@ def main() -> None:
     return
   if args.compare:
     for name in args.compare.split(','):
-      river = measure('Td9d6hQc3s', name, args.repeats)
+      river = measure('Td9d6hQc3s', name, args.repeats, args.showdown)
       print(json.dumps({'algorithm': name, 'iterations': river['iterations'], 'seconds': river['seconds']}))
     return
   results = {'river': measure('Td9d6hQc3s', args.algorithm, args.repeats, args.showdown)}

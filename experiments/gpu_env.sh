@@ -1,7 +1,6 @@
 # Sourced by the prepared accelerator runs (gpu_large_games.sh, gpu_subgames.sh): Python, the
 # carried wheels, `step NAME` headings with the time since the start, and what the machine has.
-# Carry OpenSpiel's and pokerkit's wheels to a machine without them as gpu_large_games.sh's header says
-# (add `pokerkit` to the download for the poker tests).
+# Wheels carried in .whl (gpu_large_games.sh's header says how) are installed first.
 PYTHON=${PYTHON:-python3}
 STEP_TIMEOUT=${STEP_TIMEOUT:-420}
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false

@@ -16,7 +16,7 @@
 #   --tests ARGS   pytest arguments (default: the three files below; 'none' skips the tests)
 #   PYTHON (python3), TEST_PROCESSES (6), STEP_TIMEOUT (seconds per step, 420) from the environment.
 #
-# The tests need OpenSpiel (the oracle) and pokerkit: carry their wheels as gpu_large_games.sh's
+# The oracle tests need OpenSpiel (they skip without it): carry its wheel as gpu_large_games.sh's
 # header says. Run with timeout_s about 590:
 #   set -o pipefail; bash experiments/gpu_subgames.sh 2>&1 | tee $OUT/gpu_subgames.log
 # On a CPU it runs the same steps (--batch 4 --repeats 1 --tests tests/test_poker_solver.py), which is
