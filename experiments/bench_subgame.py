@@ -50,24 +50,21 @@ def config(board: str) -> tree.TreeConfig:
   return tree.TreeConfig(street, 200, 900, (base, base, tree.street_sizes('60%,e,a', '2.5x', '50%')))
 
 
-def build(board: str, weights, showdown_by: str = 'auto') -> subgame.Subgame:
-  """The benchmark's subgame on `board` with `weights` (OOP, IP), its showdowns by `showdown_by`."""
-  tree_arrays = subgame.build_tree(config(board))
-  return subgame.Subgame(
-    tree_arrays, subgame.make_spot(tree_arrays, cards.parse_board(board), weights, showdown_by=showdown_by)
-  )
+def method(spot: subgame.Spot) -> str:
+  """How `spot`'s showdown values are computed: 'matrix' where its tables hold the sign matrix."""
+  return 'sweep' if spot.tables.matrix is None else 'matrix'
 
 
 def measure(board: str, algorithm: str, repeats: int, showdown_by: str = 'auto') -> dict:
   full = ranges.parse_range(FULL)
-  game = build(board, (full, full), showdown_by)
+  game = subgame.build_subgame(config(board), cards.parse_board(board), (full, full), showdown_by=showdown_by)
   runs = [solving.solve(game, algorithm) for _ in range(repeats + 1)]
   first, rest = runs[0], runs[1:]
   return {
     'street': ('flop', 'turn', 'river')[game.tree.info.config.street - 1],
     'hands': game.num_hands,
     'nodes': game.tree.num_nodes,
-    'showdown': 'sweep' if game.spot.tables.matrix is None else 'matrix',
+    'showdown': method(game.spot),
     'iterations': rest[0].iterations,
     'seconds': statistics.median(r.seconds for r in rest),
     'jit_seconds_cold': first.jit_seconds,
@@ -108,7 +105,7 @@ def batch(board: str, size: int, iterations: int, algorithm: str, showdown_by: s
     times.append(time.perf_counter() - start)
   return {
     'spots': size,
-    'showdown': 'sweep' if spots[0].tables.matrix is None else 'matrix',
+    'showdown': method(spots[0]),
     'iterations': iterations,
     'seconds': statistics.median(times),
     'jit_seconds': jit_seconds,

@@ -26,8 +26,7 @@ import threading
 _SERVER = r"""
 import atexit, json, os, sys, traceback
 import jaxcfr.cli
-import jaxcfr.poker.cli, jaxcfr.poker.match_cli, jaxcfr.poker.lbr_cli, jaxcfr.poker.play_cli
-import jaxcfr.poker.blueprint.cli, abstractions
+import abstractions, jaxcfr.poker.lbr_cli  # what jaxcfr.cli imports only when a command needs it
 
 def child(request):
   os.chdir(request['cwd'])

@@ -413,10 +413,12 @@ def build_subgame(
   deck=cards_module.FULL_DECK,
   dtype=jnp.float32,
   shape: TreeShape | None = None,
+  showdown_by: str = 'auto',
 ) -> Subgame:
-  """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it)."""
+  """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it;
+  `showdown_by` as in `make_spot`)."""
   tree = build_tree(config, dtype, shape)
-  return Subgame(tree, make_spot(tree, board, ranges, deck, dtype))
+  return Subgame(tree, make_spot(tree, board, ranges, deck, dtype, showdown_by))
 
 
 # The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].
