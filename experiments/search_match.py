@@ -1,10 +1,11 @@
 """The search bot against its own blueprint in duplicate: mbb/hand with the 95% CI, and the think time
 per decision by street (median, and the 90th percentile), with each street's re-solve iterations and
-exploitability at the end (% of the pot, river only).
+exploitability at the end (% of the pot: the river's, and the flop's depth-limited game's).
 
     python experiments/search_match.py bp-3600.npz --tables tables-small/ \\
       --hands 200 --think-seconds 1 --json search_match.json
     python experiments/search_match.py bp-3600.npz --streets river --iterations 60   # deterministic
+    python experiments/search_match.py bp-3600.npz --streets flop,turn,river          # + the flop
 
 The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
 cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
@@ -41,7 +42,15 @@ def main(argv=None) -> int:
     default=None,
     help='re-solve for exactly this many iterations instead of --think-seconds (deterministic)',
   )
-  parser.add_argument('--streets', default='turn,river', help="streets re-solved (default 'turn,river')")
+  parser.add_argument(
+    '--streets',
+    default='turn,river',
+    help="streets re-solved (default 'turn,river'; 'flop' is depth-limited)",
+  )
+  parser.add_argument(
+    '--runouts', type=whole_number(1), default=search.depth_limited.RUNOUTS,
+    help=f'sampled runouts of a flop search (default {search.depth_limited.RUNOUTS})',
+  )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
@@ -52,7 +61,7 @@ def main(argv=None) -> int:
     budget = {'think_seconds': args.think_seconds}
     if args.iterations is not None:
       budget = {'think_seconds': None, 'iterations': args.iterations, 'target_pct': None}
-    bot = search.search_policy(blueprint, **budget, seed=args.seed, streets=streets)
+    bot = search.search_policy(blueprint, **budget, seed=args.seed, streets=streets, runouts=args.runouts)
   except ValueError as error:
     print(f'search_match: error: {error}', file=sys.stderr)
     return 2

@@ -9,7 +9,7 @@ import pytest
 
 from abstractions import HOLES, pseudo_harmonic
 from jaxcfr import cli
-from jaxcfr.poker import baselines, defaults, lbr, match, nlhe, search, solving, subgame, tree
+from jaxcfr.poker import baselines, defaults, depth_limited, lbr, match, nlhe, search, solving, subgame, tree
 from jaxcfr.poker.cards import parse_cards
 
 FOLD, CALL, RAISE = nlhe.FOLD, nlhe.CALL, nlhe.RAISE
@@ -355,8 +355,13 @@ def test_a_short_match_searching_turn_and_river_is_deterministic_given_the_seed(
 def test_bad_configurations_are_refused():
   with pytest.raises(ValueError, match='budget'):
     search.SearchConfig(think_seconds=None, iterations=None)
-  with pytest.raises(ValueError, match='turn and river'):
-    search.SearchConfig(streets=(1, 2))
+  with pytest.raises(ValueError, match='flop, turn and river'):
+    search.SearchConfig(streets=(0, 2))
+  with pytest.raises(ValueError, match='runouts'):
+    search.SearchConfig(runouts=0)
+  with pytest.raises(ValueError, match='flop search solves with dcfr'):
+    search.SearchConfig(streets=(1, 2), algorithm='cfr+')
+  assert search.SearchConfig(streets=(1, 2, 3)).sizes(1)[0] == tree.street_sizes(*depth_limited.FLOP_SIZES)
   with pytest.raises(ValueError, match='think_seconds'):
     search.SearchConfig(think_seconds=0)
 
@@ -375,6 +380,10 @@ def test_search_policies_by_name():
     ['match', 'search:random', 'random', '--search-streets', 'river,turn']
   )
   assert parsed.search_streets == (2, 3)
+  parsed = cli.build_parser().parse_args(
+    ['match', 'search:random', 'random', '--search-streets', 'flop,turn,river']
+  )
+  assert parsed.search_streets == (1, 2, 3)
   for spec, message in (('search:', 'takes a blueprint file'), ('search:nobody', "'nobody' is neither")):
     with pytest.raises(ValueError, match=message):
       baselines.resolve_policy(spec)
@@ -386,7 +395,10 @@ def test_search_policies_by_name():
     (('search:nobody', 'random'), "'nobody' is neither a baseline"),
     (('search:always-call', 'random', '--think-seconds', '0'), 'must be a positive number of seconds'),
     (('search:always-call', 'random', '--think-seconds', 'long'), "'long' is not a number"),
-    (('search:always-call', 'random', '--search-streets', 'flop'), "re-solves on 'turn', 'river'"),
+    (
+      ('search:always-call', 'random', '--search-streets', 'preflop'),
+      "re-solves on 'flop', 'turn' and 'river'",
+    ),
     (('always-call', 'random', '--think-seconds', '2'), '--think-seconds applies to a search: policy only'),
     (('always-call', 'random', '--search-streets', 'river'), '--search-streets applies to a search: policy'),
     (

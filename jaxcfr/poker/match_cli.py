@@ -50,11 +50,13 @@ positive_seconds = positive(float, 'a positive number of seconds')
 
 
 def search_streets(text: str) -> tuple[int, ...]:
-  """An argparse type: 'turn,river', 'river' or 'turn' as street numbers."""
-  names = {'turn': 2, 'river': 3}
+  """An argparse type: streets among 'flop', 'turn' and 'river', comma-separated, as street numbers."""
+  names = {'flop': 1, 'turn': 2, 'river': 3}
   parts = [part.strip() for part in text.split(',')]
   if not parts or any(part not in names for part in parts):
-    raise argparse.ArgumentTypeError(f"{text!r}: the search bot re-solves on 'turn', 'river' or 'turn,river'")
+    raise argparse.ArgumentTypeError(
+      f"{text!r}: the search bot re-solves on 'flop', 'turn' and 'river', comma-separated (e.g. 'turn,river')"
+    )
   return tuple(sorted({names[part] for part in parts}))
 
 
@@ -88,7 +90,8 @@ def add_search_options(parser) -> None:
   )  # fmt: skip
   parser.add_argument(
     '--search-streets', type=search_streets, default=None, metavar='STREETS',
-    help="where a search: policy re-solves: 'turn,river' (default), 'river' or 'turn'",
+    help="where a search: policy re-solves: 'turn,river' (default), or any of 'flop' (depth-limited), "
+    "'turn', 'river', comma-separated",
   )  # fmt: skip
 
 

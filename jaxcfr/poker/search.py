@@ -1,11 +1,13 @@
-"""Real-time search: a bot that re-solves the subgame it is in at its turn and river decisions.
+"""Real-time search: a bot that re-solves the subgame it is in at its turn and river decisions, and on
+the flop when asked (depth-limited).
 
     bot = search_policy(load_policy('bp.npz'), think_seconds=1.0)
     actions, probabilities = bot.strategy(state, holes)      # an `nlhe.Policy`, like the blueprint
     bot.median_think_seconds()                               # {street: seconds per decision}
+    search_policy(blueprint, streets=(1, 2, 3))              # the flop too
 
-Preflop and on the flop the bot plays its blueprint (it delegates). At a decision of the bot on the turn
-or river (`SearchConfig.streets`) it
+Preflop, and on the flop unless `SearchConfig.streets` holds it, the bot plays its blueprint (it
+delegates). At a decision of the bot on the turn or river (`SearchConfig.streets`) it
 
 1. tracks both players' ranges over the 1,326 hole pairs (`track_ranges`): uniform at the deal, times
    at every past action the probability the strategy that was played gives that action with each pair
@@ -39,6 +41,13 @@ come, so that spots of other pots and stacks reuse compiled programs (`build_spo
 decisions of a shape include compiling (seconds; JAX's persistent cache keeps the programs between
 runs when enabled, as the `jaxcfr` command does).
 
+On the flop (street 1 in `streets`) the subgame is the flop's betting round alone, depth-limited
+(`depth_limited`): the same ranges and real state, `SearchConfig.flop_sizes` (33% and 75% of the pot or
+all-in; raises all-in), and at each leaf, where the round ends and the hand goes on, the opponent
+chooses per hand among four continuations of the blueprint for the rest of the hand (Pluribus's), on
+`runouts` turn and river cards drawn from the seed and the public state. The leaf values come first
+(about 0.6 s a leaf on a 2-core CPU), then DCFR for `think_seconds` (or `iterations`).
+
 This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
 root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
 strategy may be more exploitable than the blueprint in principle; what it gains is the exact cards,
@@ -61,18 +70,20 @@ import dataclasses
 import functools
 import statistics
 import time
+import zlib
 
 import jax
 import numpy as np
 
 from abstractions import HOLES
 from jaxcfr import backend, protocol
-from jaxcfr.poker import defaults, lbr, nlhe, subgame, tree
+from jaxcfr.poker import defaults, depth_limited, lbr, nlhe, subgame, tree
 from jaxcfr.poker.solver import subgame_solver
 
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = lbr.PAIR_INDEX  # [52, 52] -> position in HOLES
-SEARCH_STREETS = (2, 3)  # turn and river
+SEARCH_STREETS = (2, 3)  # turn and river: the default
+STREETS = (1, 2, 3)  # where the bot can search: the flop depth-limited (`depth_limited`), turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
 # the first two, a river subgame its river with the third. A turn subgame deals 48 river cards, so
 # its size is kept small to fit the think time (1,509 public nodes); a river subgame is tiny.
@@ -99,7 +110,9 @@ class SearchConfig:
   raise_cap: int | None = None
   force_all_in: float = 0.15
   streets: tuple[int, ...] = SEARCH_STREETS
-  seed: int = 0  # the solver's key (full-width algorithms sample nothing)
+  seed: int = 0  # the solver's key (full-width algorithms sample nothing) and the flop's runouts
+  flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES  # the flop round's bets and raises
+  runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
 
   def __post_init__(self):
     if self.think_seconds is None and self.iterations is None:
@@ -110,11 +123,19 @@ class SearchConfig:
       raise ValueError(f'think_seconds must be positive, got {self.think_seconds!r}')
     if self.iterations is not None and not (isinstance(self.iterations, int) and self.iterations >= 1):
       raise ValueError(f'iterations must be a whole number >= 1, got {self.iterations!r}')
-    if not set(self.streets) <= set(SEARCH_STREETS):
-      raise ValueError(f'search re-solves on the turn and river (streets 2, 3), got {self.streets}')
+    if not set(self.streets) <= set(STREETS):
+      raise ValueError(f'search re-solves on the flop, turn and river (streets 1, 2, 3), got {self.streets}')
+    if not (isinstance(self.runouts, int) and 1 <= self.runouts <= 24):
+      raise ValueError(f'runouts must be a whole number in 1..24, got {self.runouts!r}')
+    if 1 in self.streets and self.algorithm != 'dcfr':
+      raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
 
   def sizes(self, street: int) -> tuple[tree.StreetSizes, tree.StreetSizes, tree.StreetSizes]:
-    """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (2 or 3)."""
+    """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (1, 2 or 3); a flop
+    search plays the flop round only."""
+    if street == 1:
+      flop = tree.street_sizes(*self.flop_sizes)
+      return (flop, flop, flop)
     if street == 3:
       river = tree.street_sizes(*self.river_sizes)
       return (river, river, river)
@@ -411,15 +432,53 @@ def resolve(
     raise AssertionError('the root is not the first decision row')
   policy, iterations, exploitability_pct = solve_spot(game, config, deadline)
   actions = root_action_set(state, b, info.config)
-  width = actions.kind.shape[1]
-  root = policy[0, :width].T  # [H_board, A]
-  hands = np.asarray(game.spot.hands)
-  probabilities = np.zeros((NUM_PAIRS, width))
-  call = int(np.flatnonzero(actions.kind[0] == nlhe.CALL)[0])
-  probabilities[:, call] = 1.0  # pairs the board blocks: a nominal check/call
-  probabilities[PAIR_INDEX[hands[:, 0], hands[:, 1]]] = root
-  probabilities = (probabilities / probabilities.sum(1, keepdims=True)).astype(np.float32)
+  probabilities = _per_pair(actions, policy[0, : actions.kind.shape[1]].T, np.asarray(game.spot.hands))
   return Solved(actions, probabilities, iterations, exploitability_pct, time.perf_counter() - started)
+
+
+def _per_pair(actions: nlhe.ActionSet, root: np.ndarray, hands: np.ndarray) -> np.ndarray:
+  """float32 [H, A]: the root strategy `root` [H_board, A] of the board's `hands` [H_board, 2] for
+  every pair (a nominal check or call for the pairs the board blocks)."""
+  probabilities = np.zeros((NUM_PAIRS, actions.kind.shape[1]))
+  probabilities[:, int(np.flatnonzero(actions.kind[0] == nlhe.CALL)[0])] = 1.0
+  probabilities[PAIR_INDEX[hands[:, 0], hands[:, 1]]] = root
+  return (probabilities / probabilities.sum(1, keepdims=True)).astype(np.float32)
+
+
+def flop_runouts(state: nlhe.HandState, b: int, config: SearchConfig) -> depth_limited.Runouts:
+  """The runouts of hand b's flop search: `config.runouts` drawn from `config.seed` and the hand's
+  public state (`public_key`), so that a public state always gets the same ones."""
+  history, board, noise, _ = public_key(state, b)
+  seed = zlib.crc32(history + board + noise)
+  flop = nlhe.visible_board(nlhe.take(state, [b]))[0, :3]
+  cards = depth_limited.sample_runouts(np.random.default_rng([config.seed, seed]), flop, config.runouts)
+  return depth_limited.runout_tables(flop, cards)
+
+
+def resolve_flop(
+  blueprint, state: nlhe.HandState, b: int, ranges: np.ndarray, config: SearchConfig
+) -> Solved:
+  """Re-solves hand b's flop round with the seats' ranges [2, H], depth-limited (`depth_limited`):
+  the leaves valued by `blueprint`'s continuations on `config.runouts` sampled runouts, then DCFR for
+  `config.iterations`, or for `config.think_seconds` from then on (the leaf values take their own
+  time first: about 0.6 s a leaf on a 2-core CPU), at least `config.min_iterations`; its
+  exploitability is the depth-limited game's."""
+  started = time.perf_counter()
+  ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
+  tree_config = subgame_config(state, b, config)
+  runouts = flop_runouts(state, b, config)
+  game = depth_limited.flop_game(blueprint, state, b, tree_config, ranges, runouts)
+  least = (
+    config.min_iterations if config.iterations is None else min(config.min_iterations, config.iterations)
+  )
+  deadline = None if config.think_seconds is None else time.perf_counter() + config.think_seconds
+  policy, iterations = depth_limited.solve(game, config.iterations, deadline, least, config.algorithm)
+  gap = depth_limited.exploitability(game, policy)
+  actions = root_action_set(state, b, tree_config)
+  probabilities = _per_pair(actions, policy[0].T, runouts.hands)
+  return Solved(
+    actions, probabilities, iterations, 100 * gap / tree_config.pot, time.perf_counter() - started
+  )
 
 
 # 4. The policy.
@@ -519,7 +578,10 @@ class SearchPolicy:
         deadline = None
         if self.config.think_seconds is not None:
           deadline = time.perf_counter() + self.config.think_seconds - share
-        solved = resolve(state, int(b), weights, self.config, deadline, self._shapes)
+        if state.street[b] == 1:  # the think time is the solve's, after the leaf values
+          solved = resolve_flop(self.blueprint, state, int(b), weights, self.config)
+        else:
+          solved = resolve(state, int(b), weights, self.config, deadline, self._shapes)
         street = int(state.street[b])
         self.timings[street].append(share + solved.seconds)
         self.solves.append((street, solved.iterations, solved.exploitability_pct, share + solved.seconds))
@@ -545,12 +607,16 @@ def search_policy(
   track_own: bool = True,
   algorithm: str = 'dcfr',
   name: str | None = None,
+  flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES,
+  runouts: int = depth_limited.RUNOUTS,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
-  queries): re-solves its decisions on `streets` (turn and river) for `think_seconds` each (or
-  `iterations`, or until `target_pct` % of the pot) with the (bets, raises) sizes `turn_sizes` (a turn
-  subgame's turn and river rounds) and `river_sizes`; `track_own`: weigh the bot's own past actions on
-  `streets` by its re-solves (else by the blueprint); see the module."""
+  queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
+  depth-limited) for `think_seconds` each (or `iterations`, or until `target_pct` % of the pot) with
+  the (bets, raises) sizes `turn_sizes` (a turn subgame's turn and river rounds), `river_sizes` and
+  `flop_sizes` (the flop round), the flop's leaves valued on `runouts` sampled runouts; `track_own`:
+  weigh the bot's own past actions on `streets` by its re-solves (else by the blueprint); see the
+  module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -561,5 +627,7 @@ def search_policy(
     streets=tuple(streets),
     track_own=track_own,
     seed=seed,
+    flop_sizes=tuple(flop_sizes),
+    runouts=runouts,
   )
   return SearchPolicy(blueprint, config, name)

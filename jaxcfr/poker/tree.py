@@ -51,6 +51,7 @@ from jaxcfr.poker.cards import PokerInputError
 
 BOARD_SIZE = {1: 3, 2: 4, 3: 5}  # cards on the board at each street
 DECISION, CHANCE, FOLD, SHOWDOWN = 0, 1, 2, 3
+LEAF = 4  # `build(..., first_round_only=True)`: the first round is over and the hand goes on
 
 
 @dataclasses.dataclass(frozen=True)
@@ -351,8 +352,12 @@ def root_actions(config: TreeConfig) -> list[tuple[str, str, int]]:
   return _actions(config, root_round(config))
 
 
-def build(config: TreeConfig) -> list[_Node]:
-  """The public tree's nodes in breadth-first order (children listed by position)."""
+def build(config: TreeConfig, first_round_only: bool = False) -> list[_Node]:
+  """The public tree's nodes in breadth-first order (children listed by position).
+
+  `first_round_only`: the tree stops where the first betting round ends and the hand goes on (a
+  `LEAF` node: a call or checks before the river, an all-in called before the river), as a
+  depth-limited search wants (`depth_limited`)."""
   deck_left = config.deck_size - BOARD_SIZE[config.street]
   root = root_round(config)
   nodes = [_Node(DECISION, root.to_act, tuple(root.added), config.street, ())]
@@ -385,6 +390,8 @@ def build(config: TreeConfig) -> list[_Node]:
         add(SHOWDOWN, -1, after, label)
       elif outcome == 'act':
         add(DECISION, after.to_act, after, label)
+      elif first_round_only:  # 'deal' or 'runout': the round is over, the hand is not
+        add(LEAF, -1, after, label)
       elif outcome == 'deal':
         add(CHANCE, -1, after, label)
       else:  # all-in and called before the river
