@@ -45,7 +45,7 @@ def river_round_game(config, board, ranges, deck):
 def test_the_round_game_values_a_river_spot_as_the_public_tree_does():
   deck = cards.Deck(9, 4)  # 2 to T: 465 hands on the river, the same code as the full deck's 1,081
   board = cards.parse_board('Td9d6h5c3s', deck)
-  config = tree.TreeConfig(3, 200, 900, (tree.street_sizes('60%,a', '2.5x'),) * 3, deck_size=deck.size)
+  config = tree.TreeConfig(3, 200, 900, (tree.street_sizes('50%,a', 'a'),) * 3, deck_size=deck.size)
   rng = np.random.default_rng(0)
   game, round_game = river_round_game(config, board, rng.random((2, 1326)), deck)
   legal = np.asarray(game.tree.legal)
@@ -58,9 +58,9 @@ def test_the_round_game_values_a_river_spot_as_the_public_tree_does():
     lambda game, policy: (subgame.expected_values(game, policy), subgame.best_response_values(game, policy))
   )
   theirs, their_best = both(game, jnp.asarray(policy))
-  np.testing.assert_allclose(values, theirs, rtol=1e-6)
-  np.testing.assert_allclose(best, their_best, rtol=1e-6)
-  assert abs(values.sum()) < 1e-6 * abs(values).max()  # zero-sum
+  np.testing.assert_allclose(values, theirs, rtol=1e-5)  # the round game's products are float32
+  np.testing.assert_allclose(best, their_best, rtol=1e-5)
+  assert abs(values.sum()) < 1e-5 * abs(values).max()  # zero-sum
   # Solved, it is near equilibrium by this evaluation (the one checked above).
   average, iterations = depth_limited.solve(round_game, iterations=100)
   assert iterations == 100 and depth_limited.exploitability(round_game, average) < 0.005 * config.pot
@@ -156,7 +156,7 @@ def test_a_flop_search_answers_legally_and_deterministically_and_converges():
   answers, gaps = [], []
   for iterations in (2, 20, 20):
     bot = search.search_policy(
-      Shallow(), think_seconds=None, iterations=iterations, target_pct=None, streets=(1,), runouts=3
+      Shallow(), think_seconds=None, iterations=iterations, target_pct=None, streets=(1,), runouts=2
     )
     actions, probs = bot.strategy(states, holes)
     match.check_strategy(bot, actions, probs, 1)

@@ -264,6 +264,7 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   assert "unknown bot 'shark'; the baselines are always-call" in error_of('--bot', 'shark')
   assert '--abstraction goes with --blueprint' in error_of('--bot', 'random', '--abstraction', directory)
   assert '--think-seconds needs --search' in error_of('--bot', 'random', '--think-seconds', '2')
+  assert '--search-streets needs --search' in error_of('--bot', 'random', '--search-streets', 'flop')
   other = tmp_path / 'other'
   arrays = {'preflop': np.zeros(169, np.uint8)}
   for street in ('flop', 'turn', 'river'):
@@ -293,8 +294,8 @@ def test_the_jaxcfr_command_line_reports_a_missing_blueprint(tmp_path):
 def test_search_wraps_the_bot_lazily(monkeypatch):
   calls = []
 
-  def search_policy(policy, *, think_seconds=1.0, seed=0):
-    calls.append((policy.name, think_seconds, seed))
+  def search_policy(policy, *, think_seconds=1.0, seed=0, **options):
+    calls.append((policy.name, think_seconds, seed, *options.values()))
     return baselines.AlwaysFold(name='search(always-call)')
 
   module = types.ModuleType('jaxcfr.poker.search')
@@ -310,6 +311,10 @@ def test_search_wraps_the_bot_lazily(monkeypatch):
   )
   code, _ = play_text(['--bot', 'random', '--search', '--hands', '1'], ['f', 'c', 'f'])
   assert code == 0 and calls[-1] == ('random', 1.0, 0)
+  code, _ = play_text(
+    ['--bot', 'random', '--search', '--search-streets', 'flop,river', '--hands', '1'], ['f']
+  )
+  assert code == 0 and calls[-1] == ('random', 1.0, 0, (1, 3))
 
 
 # The parser of the prompt, on its own.

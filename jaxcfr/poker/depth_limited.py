@@ -302,39 +302,48 @@ def compatible_mass(hands: np.ndarray, reach: np.ndarray) -> np.ndarray:
   return reach.sum(1, keepdims=True) - per_card[:, hands[:, 0]] - per_card[:, hands[:, 1]] + reach
 
 
+@functools.cache
+def _products_program():
+  """The jitted products of `_Products` (one program per shape and transposition)."""
+  import jax  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  def run(stack, reach, shared, shared_reach, transpose):
+    out = []
+    if stack is not None:
+      out.append(jnp.einsum('zji,zj->zi' if transpose else 'zij,zj->zi', stack, reach))
+    for matrix, r in zip(shared, shared_reach, strict=True):
+      out.append((r @ matrix) if transpose else (r @ matrix.T))
+    return jnp.concatenate(out)
+
+  return jax.jit(run, static_argnums=4)
+
+
 class _Products:
   """`RoundGame`'s matrix products on the JAX device: the matrices that one terminal uses stacked
   into one batched product, each matrix that several use (equal all-in leaves) one product."""
 
   def __init__(self, game: RoundGame):
-    import jax  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
     import jax.numpy as jnp  # noqa: PLC0415
 
     users = {}
     for z in game.terminals:
       if game.matrix[z] >= 0:
         users.setdefault(int(game.matrix[z]), []).append(int(z))
-    self.single = [zs[0] for m, zs in users.items() if len(zs) == 1]
-    self.shared = [zs for m, zs in users.items() if len(zs) > 1]
+    self.single = [zs[0] for zs in users.values() if len(zs) == 1]
+    self.shared = [zs for zs in users.values() if len(zs) > 1]
     single = [game.matrices[game.matrix[z]] for z in self.single]
     self.stack = jnp.asarray(np.stack(single)) if single else None
     self.shared_matrices = [jnp.asarray(game.matrices[game.matrix[zs[0]]]) for zs in self.shared]
-
-    def run(stack, reach, shared, shared_reach, transpose):
-      out = []
-      if stack is not None:
-        out.append(jnp.einsum('zji,zj->zi' if transpose else 'zij,zj->zi', stack, reach))
-      for matrix, r in zip(shared, shared_reach, strict=True):
-        out.append((r @ matrix) if transpose else (r @ matrix.T))
-      return jnp.concatenate(out) if out else reach[:0]
-
-    self.run = jax.jit(run, static_argnums=4)
 
   def __call__(self, opponent: dict, player: int) -> dict:
     """{terminal: matrix @ opponent reach (player 0) or matrix.T @ it (player 1)}, float64 [H]."""
     reach = np.stack([opponent[z] for z in self.single]).astype(np.float32) if self.single else None
     shared_reach = [np.stack([opponent[z] for z in zs]).astype(np.float32) for zs in self.shared]
-    out = np.asarray(self.run(self.stack, reach, self.shared_matrices, shared_reach, player == 1), np.float64)
+    if not self.single and not self.shared:
+      return {}
+    run = _products_program()
+    out = np.asarray(run(self.stack, reach, self.shared_matrices, shared_reach, player == 1), np.float64)
     order = self.single + [z for zs in self.shared for z in zs]
     return dict(zip(order, out, strict=True))
 

@@ -82,7 +82,8 @@ def add_search_options(parser) -> None:
   `lbr_cli`)."""
   parser.add_argument(
     '--think-seconds', type=positive_seconds, default=None, metavar='S',
-    help=f'seconds per turn and river decision of a search: policy (default {defaults.THINK_SECONDS:g})',
+    help=f'seconds per decision of a search: policy (on the flop: of solving, after the leaf values; '
+    f'default {defaults.THINK_SECONDS:g})',
   )  # fmt: skip
   parser.add_argument(
     '--search-iterations', type=whole_number(1), default=None, metavar='N',

@@ -3,6 +3,7 @@ is `poker.play.play`).
 
     jaxcfr play --bot always-call --seed 1
     jaxcfr play --blueprint blueprint.npz [--abstraction tables/] [--hands 100] [--search]
+    jaxcfr play --blueprint blueprint.npz --search --search-streets flop,turn,river
 
 The bot is a baseline (`--bot NAME`, `poker.baselines.REGISTRY`) or a blueprint file (`--blueprint`,
 read by `jaxcfr.poker.blueprint.load_policy` with its recorded tables or `--abstraction DIR`);
@@ -18,7 +19,7 @@ import os
 import sys
 
 from jaxcfr.poker import defaults
-from jaxcfr.poker.match_cli import positive, whole_number
+from jaxcfr.poker.match_cli import positive, search_streets, whole_number
 
 DEFAULT_THINK_SECONDS = 1.0
 
@@ -46,6 +47,11 @@ def add_arguments(parser) -> None:
   parser.add_argument(
     '--think-seconds', type=positive(float), metavar='S',
     help=f"the search bot's time per decision (with --search; default {DEFAULT_THINK_SECONDS:g})",
+  )  # fmt: skip
+  parser.add_argument(
+    '--search-streets', type=search_streets, metavar='STREETS',
+    help="where the search bot re-solves (with --search): 'turn,river' (default), or any of 'flop' "
+    "(depth-limited), 'turn', 'river', comma-separated",
   )  # fmt: skip
   parser.add_argument('--verbose', action='store_true', help="show the libraries' own log messages")
   parser.add_argument('--no-cache', action='store_true', help='do not use the persistent compilation cache')
@@ -106,6 +112,8 @@ def make_bot(args):
     raise PlayError('--abstraction goes with --blueprint')
   if args.think_seconds is not None and not args.search:
     raise PlayError('--think-seconds needs --search')
+  if args.search_streets is not None and not args.search:
+    raise PlayError('--search-streets needs --search')
   search = None
   if args.search:
     try:
@@ -127,7 +135,8 @@ def make_bot(args):
   if search is not None:
     think = DEFAULT_THINK_SECONDS if args.think_seconds is None else args.think_seconds
     try:
-      policy = search.search_policy(policy, think_seconds=think, seed=args.seed)
+      streets = {} if args.search_streets is None else {'streets': args.search_streets}
+      policy = search.search_policy(policy, think_seconds=think, seed=args.seed, **streets)
     except ValueError as error:
       raise PlayError(f'--search: {error}') from None
   return policy

@@ -46,7 +46,8 @@ On the flop (street 1 in `streets`) the subgame is the flop's betting round alon
 all-in; raises all-in), and at each leaf, where the round ends and the hand goes on, the opponent
 chooses per hand among four continuations of the blueprint for the rest of the hand (Pluribus's), on
 `runouts` turn and river cards drawn from the seed and the public state. The leaf values come first
-(about 0.6 s a leaf on a 2-core CPU), then DCFR for `think_seconds` (or `iterations`).
+(about 2 s of a flop decision on a 2-core CPU with the small blueprint), then DCFR for `think_seconds`
+(or `iterations`).
 
 This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
 root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
@@ -461,7 +462,7 @@ def resolve_flop(
   """Re-solves hand b's flop round with the seats' ranges [2, H], depth-limited (`depth_limited`):
   the leaves valued by `blueprint`'s continuations on `config.runouts` sampled runouts, then DCFR for
   `config.iterations`, or for `config.think_seconds` from then on (the leaf values take their own
-  time first: about 0.6 s a leaf on a 2-core CPU), at least `config.min_iterations`; its
+  time first: about 2 s on a 2-core CPU with the small blueprint), at least `config.min_iterations`; its
   exploitability is the depth-limited game's."""
   started = time.perf_counter()
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
