@@ -43,7 +43,7 @@ def test_sampled_regrets_are_unbiased(scheme, player):
   within five standard errors, on every (infoset, action) of Kuhn."""
   game = compiled('kuhn')
   policy = random_policy(game, 3)
-  exact, _ = solvers.player_regrets(game, policy, player)
+  exact, _ = jax.jit(solvers.player_regrets, static_argnums=2)(game, policy, player)
   batch, repeats = 4000, 25
   sample = jax.jit(
     lambda key: mccfr.sample_regrets(game, policy, key, player, batch, scheme=scheme)[0] / batch
