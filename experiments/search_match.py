@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.poker import match, search
+from jaxcfr.poker import depth_limited, match, search
 from jaxcfr.poker.blueprint import load_policy
 from jaxcfr.poker.match_cli import positive_seconds, whole_number
 
@@ -48,8 +48,8 @@ def main(argv=None) -> int:
     help="streets re-solved (default 'turn,river'; 'flop' is depth-limited)",
   )
   parser.add_argument(
-    '--runouts', type=whole_number(1), default=search.depth_limited.RUNOUTS,
-    help=f'sampled runouts of a flop search (default {search.depth_limited.RUNOUTS})',
+    '--runouts', type=whole_number(1), default=depth_limited.RUNOUTS,
+    help=f'sampled runouts of a flop search (default {depth_limited.RUNOUTS})',
   )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
