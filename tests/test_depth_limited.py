@@ -1,6 +1,7 @@
 """Depth-limited flop search (`jaxcfr.poker.depth_limited`): the round game's values and best responses
-against the public-tree subgame on a river spot, its solver's convergence there, and the leaf matrices
-against a hand-by-hand recursion through the real game's engine (its showdowns and payoffs)."""
+against the public-tree subgame on a river spot, its solver's convergence there, the leaf matrices
+against a hand-by-hand recursion through the real game's engine (its showdowns and payoffs), the
+flop trees' leaf lines in the real game, and the search bot on the flop."""
 
 import jax
 import jax.numpy as jnp
