@@ -27,7 +27,7 @@ and j share a card. Building the matrices is a loop of matrix products over the 
 device; the solve is then one matrix-vector product per leaf terminal and iteration, with card
 removal in the matrices.
 
-**The solve** is DCFR (`solvers.regret_rule`'s discount, the subgame solver's hyper-parameters),
+**The solve** is DCFR (`solvers.discount`'s rule, in NumPy; the subgame solver's hyper-parameters),
 alternating, every hand at once, on the host with NumPy: the round has tens of nodes and each
 spot's tree differs, so a compiled program per tree would cost more than it saves; the products
 with the leaf matrices, nearly all the work, are one jitted batched product on the JAX device
