@@ -33,9 +33,7 @@ def river_round_game(config, board, ranges, deck):
   game = subgame.build_subgame(config, board, ranges, deck, dtype=jnp.float64)
   nodes = game.tree.info.nodes
   hands = np.asarray(game.spot.hands)
-  strength = showdown.strengths(hands, np.array([board]))[0]
-  disjoint = (~(hands[:, None, :, None] == hands[None, :, None, :]).any(axis=(-1, -2))).astype(np.float32)
-  sign = np.sign(strength[:, None] - strength[None, :]).astype(np.float32) * disjoint
+  sign = showdown.sign_matrix(hands, showdown.strengths(hands, np.array([board])))[0].astype(np.float32)
   outcomes = {i: (0, config.pot / 2 + n.added[0]) for i, n in enumerate(nodes) if n.kind == tree.SHOWDOWN}
   round_game = depth_limited.round_game(
     nodes, np.asarray(game.spot.ranges), hands, config.pot, outcomes, 0, [sign]

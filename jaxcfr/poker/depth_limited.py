@@ -178,16 +178,15 @@ def runout_tables(board, runout_cards: np.ndarray) -> Runouts:
   boards = np.concatenate([np.broadcast_to(np.asarray(board), (len(runout_cards), 3)), runout_cards], 1)
   strength = showdown.strengths(hands, boards)  # [R, H], -1 where blocked
   avoid = (strength >= 0).astype(np.float32)
-  disjoint = (~(hands[:, None, :, None] == hands[None, :, None, :]).any(axis=(-1, -2))).astype(np.float32)
-  sign = np.sign(strength[:, :, None] - strength[:, None, :]).astype(np.float32)
-  sign *= disjoint * avoid[:, :, None] * avoid[:, None, :]
+  disjoint = showdown.disjoint_pairs(hands).astype(np.float32)
+  sign = showdown.sign_matrix(hands, strength)  # int8: converted on the device
   count = np.einsum('ri,rj->ij', avoid, avoid) * disjoint
   return Runouts(
     tuple(int(c) for c in board),
     hands,
     runout_cards,
     avoid,
-    jnp.asarray(sign),
+    jnp.asarray(sign).astype(jnp.float32),
     jnp.asarray(disjoint),
     jnp.asarray(count),
   )

@@ -131,6 +131,11 @@ class SearchConfig:
     if 1 in self.streets and self.algorithm != 'dcfr':
       raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
 
+  @property
+  def least_iterations(self) -> int:
+    """Iterations a re-solve runs whatever the clock: `min_iterations`, capped by `iterations`."""
+    return self.min_iterations if self.iterations is None else min(self.min_iterations, self.iterations)
+
   def sizes(self, street: int) -> tuple[tree.StreetSizes, tree.StreetSizes, tree.StreetSizes]:
     """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (1, 2 or 3); a flop
     search plays the flop round only."""
@@ -391,9 +396,7 @@ def solve_spot(game: subgame.Subgame, config: SearchConfig, deadline: float | No
   done, per_iteration, checked = 0, None, float('nan')
   river = game.tree.info.config.street == 3
   target = None if config.target_pct is None or not river else config.target_pct / 100 * pot
-  least = (
-    config.min_iterations if config.iterations is None else min(config.min_iterations, config.iterations)
-  )
+  least = config.least_iterations
   while config.iterations is None or done < config.iterations:
     steps = config.eval_every - done % config.eval_every if target is not None else 1 << 30
     if config.iterations is not None:
@@ -469,11 +472,10 @@ def resolve_flop(
   tree_config = subgame_config(state, b, config)
   runouts = flop_runouts(state, b, config)
   game = depth_limited.flop_game(blueprint, state, b, tree_config, ranges, runouts)
-  least = (
-    config.min_iterations if config.iterations is None else min(config.min_iterations, config.iterations)
-  )
   deadline = None if config.think_seconds is None else time.perf_counter() + config.think_seconds
-  policy, iterations = depth_limited.solve(game, config.iterations, deadline, least, config.algorithm)
+  policy, iterations = depth_limited.solve(
+    game, config.iterations, deadline, config.least_iterations, config.algorithm
+  )
   gap = depth_limited.exploitability(game, policy)
   actions = root_action_set(state, b, tree_config)
   probabilities = _per_pair(actions, policy[0].T, runouts.hands)

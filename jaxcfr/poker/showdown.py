@@ -81,6 +81,21 @@ def strengths(hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
   return np.where(blocked, -1, values).astype(np.int32)
 
 
+def disjoint_pairs(hands: np.ndarray) -> np.ndarray:
+  """[H, H] bool: True where two of `hands` [H, 2] share no card."""
+  return ~(hands[:, None, :, None] == hands[None, :, None, :]).any(axis=(-1, -2))
+
+
+def sign_matrix(hands: np.ndarray, strength: np.ndarray) -> np.ndarray:
+  """[R, H, H] int8: sign(strength(h) - strength(h')) on each river board between hands that share no
+  card and that the board leaves, 0 otherwise; `strength` [R, H] from `strengths`."""
+  valid = strength >= 0
+  sign = np.sign(strength[:, :, None] - strength[:, None, :]).astype(np.int8)
+  return np.where(disjoint_pairs(hands)[None] & valid[:, :, None] & valid[:, None, :], sign, 0).astype(
+    np.int8
+  )
+
+
 def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) -> ShowdownTables:
   """The sweep's tables for hands [H, 2] on river boards [R, 5] (host NumPy, once per spot); with a
   `matrix_dtype`, also the sign matrix of the matrix-product method in that dtype."""
@@ -88,11 +103,7 @@ def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) ->
   strength = strengths(hands, boards)  # [R, H]
   matrix = None
   if matrix_dtype is not None:
-    disjoint = ~(hands[:, None, :, None] == hands[None, :, None, :]).any(axis=(-1, -2))  # [H, H]
-    valid = strength >= 0
-    sign = np.sign(strength[:, :, None] - strength[:, None, :]).astype(np.int8)
-    sign = np.where(disjoint[None] & valid[:, :, None] & valid[:, None, :], sign, 0)
-    matrix = jnp.asarray(sign, matrix_dtype)
+    matrix = jnp.asarray(sign_matrix(hands, strength), matrix_dtype)
   order = np.argsort(strength, axis=1, kind='stable').astype(np.int32)
   sorted_strength = np.take_along_axis(strength, order, axis=1)
   weaker = np.stack(
