@@ -265,6 +265,7 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   assert '--abstraction goes with --blueprint' in error_of('--bot', 'random', '--abstraction', directory)
   assert '--think-seconds needs --search' in error_of('--bot', 'random', '--think-seconds', '2')
   assert '--search-streets needs --search' in error_of('--bot', 'random', '--search-streets', 'flop')
+  assert '--search-warm-start needs --search' in error_of('--bot', 'random', '--search-warm-start', '1')
   other = tmp_path / 'other'
   arrays = {'preflop': np.zeros(169, np.uint8)}
   for street in ('flop', 'turn', 'river'):
@@ -315,6 +316,8 @@ def test_search_wraps_the_bot_lazily(monkeypatch):
     ['--bot', 'random', '--search', '--search-streets', 'flop,river', '--hands', '1'], ['f']
   )
   assert code == 0 and calls[-1] == ('random', 1.0, 0, (1, 3))
+  code, _ = play_text(['--bot', 'random', '--search', '--search-warm-start', '2,0', '--hands', '1'], ['f'])
+  assert code == 0 and calls[-1] == ('random', 1.0, 0, (2, 0))
 
 
 # The parser of the prompt, on its own.

@@ -15,7 +15,7 @@ import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker import cards, subgame
 from jaxcfr.poker.solver import SubgameState as _FusedState
-from jaxcfr.poker.solver import decision_rows, subgame_solver
+from jaxcfr.poker.solver import decision_rows, policy_edges, subgame_solver, subgame_warm_start
 from jaxcfr.poker.tree import TreeConfig, street_sizes
 
 DECK = cards.Deck(6, 4)
@@ -124,7 +124,9 @@ def test_the_fused_passes_equal_the_plain_form(algorithm, alternating):
 
 
 def test_decision_rows_lay_edges_out_by_node_and_action():
-  """Each decision node's row holds its children's edges in action order, 0 on padding actions."""
+  """Each decision node's row holds its children's edges in action order, 0 on padding actions; and
+  `policy_edges`, its inverse, gives edges that it lays out as the policy on the legal actions, and 1
+  below every chance node (a turn tree: it deals river cards)."""
   game = spot_game(TURN, 3)
   tree = game.tree
   edges = tuple(
@@ -141,3 +143,105 @@ def test_decision_rows_lay_edges_out_by_node_and_action():
       np.testing.assert_array_equal(rows[r], expected)
       r += 1
   assert r == tree.num_decisions
+  legal = np.asarray(tree.legal)
+  policy = np.where(legal, np.random.default_rng(1).random((*legal.shape[:2], game.num_hands)), 0)
+  edges = jax.jit(policy_edges)(tree, jnp.asarray(policy))
+  np.testing.assert_array_equal(np.where(legal, jax.jit(decision_rows)(tree, edges), 0), policy)
+  below_chance = 0
+  for d, edge in enumerate(edges):
+    chance = np.asarray(tree.parent_player[d + 1]) == 2
+    assert np.all(np.asarray(edge)[chance] == 1)
+    below_chance += chance.sum()
+  assert below_chance > 40
+
+
+@functools.cache
+def _warm_programs(algorithm: str, alternating: bool):
+  solver = subgame_solver(algorithm, alternating=alternating)
+  warm = subgame_warm_start(algorithm, alternating=alternating)
+  return solver, jax.jit(warm, static_argnums=3), jax.jit(solver.update)
+
+
+# DCFR on the river with alternating updates by default; the turn (chance nodes: `policy_edges` is
+# checked there by `test_decision_rows_lay_edges_out_by_node_and_action`), simultaneous updates and
+# PCFR+ (a rule with its own state) with -m slow (each case compiles two programs).
+WARM_CASES = [
+  pytest.param(algorithm, config, alternating, marks=() if default else pytest.mark.slow)
+  for algorithm in ('dcfr', 'pcfr+')
+  for config, alternating in ((RIVER, True), (TURN, False), (RIVER, False), (TURN, True))
+  for default in [algorithm == 'dcfr' and config is RIVER and alternating]
+]
+
+
+@pytest.mark.parametrize(('algorithm', 'config', 'alternating'), WARM_CASES)
+def test_a_warm_start_with_the_current_strategy_is_an_update(algorithm, config, alternating):
+  """`subgame_warm_start` plays the strategy it is given: given the state's own current strategy, one
+  warm-start iteration is exactly the solver's update (regrets, rule state, average weights) with
+  simultaneous updates, and with alternating ones in the first player's half (its regrets, and the
+  average weights, which both read the strategy before any regret changes)."""
+  game = spot_game(config, 4)
+  solver, warm, update = _warm_programs(algorithm, alternating)
+  state = update(update(update(solver.init(game), game), game), game)
+  current = solver.current_policy(state, game)
+  assert float(jnp.abs(current - 1 / 2).max()) > 0.1  # not a uniform strategy
+  after, expected = warm(state, game, current, 1), update(state, game)
+  first = [(game.tree.parent_player[d + 1] == 0)[:, None] for d in range(len(after.cumulative_regret))]
+  pairs = [(after.cumulative_policy, expected.cumulative_policy, None)]
+  if alternating:
+    pairs.append((after.cumulative_regret, expected.cumulative_regret, first))
+  else:
+    pairs += [
+      (after.cumulative_regret, expected.cumulative_regret, None),
+      (after.rule_state, expected.rule_state, None),
+    ]
+  for ours, theirs, mask in pairs:
+    for d, (got, want) in enumerate(zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True)):
+      if mask is not None:
+        got, want = jnp.where(mask[d], got, 0), jnp.where(mask[d], want, 0)
+      scale = max(1.0, float(jnp.abs(want).max()))
+      np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * scale, err_msg=f'depth {d}')
+  assert int(after.iteration) == int(expected.iteration)
+
+
+def test_a_warm_start_from_nothing_averages_to_its_strategy_and_keeps_its_regrets():
+  """From `init`, n warm-start iterations with a random strategy leave that strategy as the average
+  (wherever the acting player's reach is positive) and the iteration count at n; their regrets are
+  the strategy's own instantaneous regrets (child value minus node value, `tests/subgame_reference`)
+  accumulated n times by DCFR's discounting; and the warm-started solver then runs on from there."""
+  game = spot_game(RIVER, 6)
+  solver, warm, update = _warm_programs('dcfr', True)
+  legal = np.asarray(game.tree.legal)
+  rng = np.random.default_rng(0)
+  policy = np.where(legal, rng.random((*legal.shape[:2], game.num_hands)) + 0.05, 0)
+  policy = jnp.asarray(policy / policy.sum(1, keepdims=True))
+  state = warm(solver.init(game), game, policy, 5)
+  assert int(state.iteration) == 5
+  weights = np.asarray(decision_rows(game.tree, state.cumulative_policy))
+  reached = weights.sum(1) > 1e-12  # [D, H]
+  assert reached.mean() > 0.5
+  average = np.asarray(solver.average_policy(state, game))
+  np.testing.assert_allclose(
+    np.where(reached[:, None], average, 0), np.where(reached[:, None], policy, 0), atol=1e-9
+  )
+
+  # The strategy's instantaneous regrets against itself, from the evaluation code that the oracle
+  # tests check against OpenSpiel (`subgame.counterfactual_values`: child value minus node value).
+  @jax.jit
+  def instant_regrets(game, policy):
+    reach = subgame.reach_probabilities(game, policy)
+    return sum(subgame.counterfactual_values(game, policy, reach, p)[1] for p in range(2))
+
+  instant = np.asarray(instant_regrets(game, policy))
+  assert np.abs(instant).max() > 1  # chips, not noise
+  config = algorithms.get('dcfr').resolve(gamma=3.0)
+  expected = np.zeros_like(instant)
+  for t in range(1, 6):  # DCFR: accumulate, then discount positive and negative sums
+    total = expected + instant
+    expected = total * np.where(total > 0, 1 / (1 + t ** -config['alpha']), 1 / (1 + t ** -config['beta']))
+  regret = np.asarray(decision_rows(game.tree, state.cumulative_regret))
+  scale = np.abs(expected).max()
+  np.testing.assert_allclose(
+    np.where(legal, regret, 0), np.where(legal, expected, 0), rtol=1e-9, atol=1e-12 * scale
+  )
+  after = update(state, game)
+  assert int(after.iteration) == 6

@@ -364,6 +364,9 @@ def test_bad_configurations_are_refused():
   assert search.SearchConfig(streets=(1, 2, 3)).sizes(1)[0] == tree.street_sizes(*depth_limited.FLOP_SIZES)
   with pytest.raises(ValueError, match='think_seconds'):
     search.SearchConfig(think_seconds=0)
+  for bad in (-1, 2.5, None, (1,), (1, -1), True):
+    with pytest.raises(ValueError, match='warm_start'):
+      search.SearchConfig(warm_start=bad)
 
 
 def test_search_policies_by_name():
@@ -384,6 +387,12 @@ def test_search_policies_by_name():
     ['match', 'search:random', 'random', '--search-streets', 'flop,turn,river']
   )
   assert parsed.search_streets == (1, 2, 3)
+  assert baselines.resolve_policy('search:random', warm_start=5).config.warm_start == (5, 5)
+  assert baselines.resolve_policy('search:random', warm_start=(2, 0)).config.warm_start == (2, 0)
+  assert baselines.resolve_policy('search:random').config.warm_start == defaults.WARM_START
+  for text, counts in (('5', (5, 5)), ('1,0', (1, 0)), (' 0, 3', (0, 3))):
+    parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-warm-start', text])
+    assert parsed.search_warm_start == counts
   for spec, message in (('search:', 'takes a blueprint file'), ('search:nobody', "'nobody' is neither")):
     with pytest.raises(ValueError, match=message):
       baselines.resolve_policy(spec)
@@ -406,6 +415,12 @@ def test_search_policies_by_name():
       '--search-iterations applies to a search: policy',
     ),
     (('search:always-call', 'random', '--search-iterations', '0'), 'must be'),
+    (
+      ('always-call', 'random', '--search-warm-start', '5'),
+      '--search-warm-start applies to a search: policy',
+    ),
+    (('search:always-call', 'random', '--search-warm-start', '-1'), 'give K or FLOP,RIVER'),
+    (('search:always-call', 'random', '--search-warm-start', '1,2,3'), 'give K or FLOP,RIVER'),
     (('search:random', 'random', '--think-seconds', '1', '--search-iterations', '5'), 'two budgets'),
     (('blueprint', 'evaluate', 'random', '--lbr', '--think-seconds', '2'), 'applies to a search: policy'),
   ],
@@ -479,3 +494,111 @@ def test_search_over_a_blueprint_answers_off_tree_histories_legally_and_determin
       assert nlhe.is_legal(states, actions.kind[:, slot], actions.amount[:, slot])[on].all()
     answers.append(probs)
   np.testing.assert_array_equal(*answers)
+
+
+def expected_on_children(state_b, children):
+  """The Scripted blueprint's strategy [children, 1326] over a search node's children at one real state,
+  pair by pair: fold and check/call as they are; each of its raises (to the amounts `raise_tos` gives)
+  split between the children's raises next to it with `pseudo_harmonic` odds on pot fractions, all of
+  it on the nearest end outside them; pairs the board blocks uniform."""
+  options = nlhe.legal(state_b)
+  mine, theirs = state_b.round_bet[0, state_b.to_act[0]], state_b.round_bet[0, 1 - state_b.to_act[0]]
+  top = max(mine, theirs)
+  after_call = nlhe.pot(state_b)[0] + top - mine
+  raise_tos = Scripted.raise_tos(state_b)[0]
+  ours = [
+    (slot, (amount - top) / after_call) for slot, (kind, amount) in enumerate(children) if kind == RAISE
+  ]
+  board = set(nlhe.visible_board(state_b)[0].tolist()) - {-1}
+  n = int(state_b.num_actions[0])
+  out = np.zeros((len(children), len(HOLES)))
+  for h, (a, b) in enumerate(HOLES.tolist()):
+    if {a, b} & board:
+      out[:, h] = 1 / len(children)
+      continue
+    valid = [bool(options.can_fold[0]), True, bool(options.can_raise[0]), bool(options.can_raise[0])]
+    valid[3] &= raise_tos[1] != raise_tos[0]
+    weights = [Scripted.weight(a, b, n, j) * valid[j] for j in range(4)]
+    total = sum(weights)
+    for j, w in enumerate(weights):
+      p = w / total
+      if not p:
+        continue
+      if j < 2:
+        out[[c for c, (kind, _) in enumerate(children) if kind == (FOLD, CALL)[j]], h] += p
+        continue
+      x = (raise_tos[j - 2] - top) / after_call
+      below = [(f, s) for s, f in ours if f <= x]
+      above = [(f, s) for s, f in ours if f >= x]
+      if below and above and max(below)[0] < min(above)[0]:
+        (fa, sa), (fb, sb) = max(below), min(above)
+        out[sa, h] += p * pseudo_harmonic(x, fa, fb)
+        out[sb, h] += p * (1 - pseudo_harmonic(x, fa, fb))
+      elif below or above:
+        out[(max(below) if below else min(above))[1], h] += p
+    out[:, h] /= out[:, h].sum()
+  return out
+
+
+def test_the_blueprints_strategy_on_a_search_tree_follows_its_actions_pair_by_pair():
+  """`blueprint_strategies` at every decision node of river and flop search trees from real states after
+  random play: each node's real state replayed action by action through the engine, the Scripted
+  blueprint's probabilities worked out pair by pair, its raises split between the tree's sizes by
+  pseudo-harmonic odds (`expected_on_children`)."""
+  states = random_states(4, 32, 16)
+  checked = 0
+  for street, count in ((3, 3), (1, 2)):
+    rows = np.flatnonzero(states.street == street)[:count]
+    assert len(rows) == count
+    config = search.SearchConfig(streets=(street,))
+    for b in rows:
+      nodes = tree.build(search.subgame_config(states, b, config), first_round_only=street == 1)
+      targets = [i for i, node in enumerate(nodes) if node.kind == tree.DECISION][:12]
+      got = search.blueprint_strategies(Scripted(), states, int(b), nodes, targets)
+      for node in targets:
+        line, i = [], node
+        while nodes[i].parent >= 0:
+          line.append(depth_limited.line_action(nodes[i].label))
+          i = nodes[i].parent
+        hand = nlhe.take(states, [b])
+        for kind, amount in reversed(line):
+          hand = nlhe.apply(hand, np.array([kind]), np.array([amount]))
+        children = [depth_limited.line_action(nodes[c].label) for c in nodes[node].children]
+        np.testing.assert_allclose(got[node], expected_on_children(hand, children), rtol=1e-9, atol=1e-12)
+        checked += 1
+  assert checked >= 20
+
+
+def warm_start_gaps(blueprint, state, street, warms, **options):
+  """Per warm start of `warms`: the largest difference between the root strategy of a one-iteration
+  re-solve of `state` (one hand, the bot to act) and the blueprint's root strategy on the search tree
+  (pairs the board leaves), and the bot's probabilities [1, 1326, A]."""
+  holes = np.broadcast_to(HOLES, (1, len(HOLES), 2))
+  config = search.SearchConfig(streets=(street,), **options)
+  nodes = tree.build(search.subgame_config(state, 0, config), first_round_only=street == 1)
+  root = search.blueprint_strategies(blueprint, state, 0, nodes, [0])[0].T  # [1326, A]
+  blocked = lbr.blocked(nlhe.visible_board(state))[0]
+  out = []
+  for warm in warms:
+    bot = search.search_policy(
+      blueprint, think_seconds=None, iterations=1, target_pct=None, streets=(street,), warm_start=warm,
+      **options,
+    )  # fmt: skip
+    actions, probs = bot.strategy(state, holes)
+    match.check_strategy(bot, actions, probs[:, :1], 1)
+    out.append((float(np.abs(probs[0, ~blocked, : root.shape[1]] - root[~blocked]).max()), probs))
+  return out
+
+
+def test_a_warm_start_carries_the_blueprint_into_river_re_solves():
+  """After K = 200 warm-start iterations one solver iteration moves the re-solved root strategy from the
+  blueprint's on the search tree by at most that iteration's weight in DCFR's average, 201^3 / (1^3 +
+  ... + 201^3) = 0.02 (the root's reach is the range in every iteration); without a warm start it is
+  further from it; a fresh warm-started bot gives the same answer."""
+  states = random_states(5, 32, 16)
+  state = nlhe.take(states, np.flatnonzero(states.street == 3)[:1])
+  (cold, _), (warm, first), (_, again) = warm_start_gaps(
+    Scripted(), state, 3, (0, 200, 200), river_sizes=('50%,a', '2.5x')
+  )
+  assert cold > 0.2 and warm <= 201**3 / sum(t**3 for t in range(1, 202)) + 1e-6, (cold, warm)
+  np.testing.assert_array_equal(first, again)

@@ -148,12 +148,13 @@ def resolve_policy(
   think_seconds: float | None = None,
   streets: tuple[int, ...] | None = None,
   iterations: int | None = None,
+  warm_start: int | None = None,
 ):
   """A baseline by name (`REGISTRY`), a policy file loaded by `jaxcfr.poker.blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
-  defaults unless `think_seconds`, the re-solved `streets` or a fixed count of `iterations` per
-  re-solve, with no time limit and no target, are given). Raises ValueError with one line naming the
-  problem."""
+  defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
+  re-solve (with no time limit and no target) or `warm_start` iterations of the blueprint are given).
+  Raises ValueError with one line naming the problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -165,6 +166,8 @@ def resolve_policy(
       options = {'think_seconds': None, 'iterations': iterations, 'target_pct': None}
     if streets is not None:
       options['streets'] = streets
+    if warm_start is not None:
+      options['warm_start'] = warm_start
     return search.search_policy(resolve_policy(inner), name=spec, **options)
   if spec in REGISTRY:
     return REGISTRY[spec]()

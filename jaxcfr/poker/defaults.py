@@ -21,6 +21,11 @@ LBR_HANDS = (
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
 BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
 THINK_SECONDS = 1.0  # the search bot's wall seconds per turn and river decision
+# Warm starts of the search bot's re-solves (flop, river): iterations of the blueprint's strategy a
+# re-solve starts from; none. Measured on a 20-minute small blueprint (`experiments/warm_start.py`): on
+# the river any warm start left the re-solve further from equilibrium after 10 to 80 iterations; on
+# the flop one iteration's gain on 12 spots did not hold on 20 more.
+WARM_START = (0, 0)
 # `jaxcfr blueprint train --algorithm deep-cfr`: sized for a 2-core CPU (about 1 s an update on the
 # small preset: a fifth traversing, the rest training). On a GPU or TPU, DEEP_BLUEPRINT_ACCELERATOR.
 DEEP_BLUEPRINT = {

@@ -424,10 +424,15 @@ def solve(
   deadline: float | None = None,
   min_iterations: int = 1,
   algorithm: str = defaults.ALGORITHM,
+  warm: dict | None = None,
+  warm_iterations: int = 0,
 ) -> tuple[dict, int]:
   """(average policy {decision: [A, H]}, iterations) of DCFR on `game` (alternating updates), for
   `iterations`, or until the wall clock `deadline` (a `time.perf_counter()` value), at least
-  `min_iterations`."""
+  `min_iterations`. With `warm` ({decision: [A, H]}, e.g. the blueprint's strategy) the first
+  `warm_iterations` iterations play it instead of regret matching (a warm start: their regrets and
+  average are those of `warm`; see `solver.subgame_warm_start`); they count in neither the budget nor
+  the returned iterations."""
   if algorithm != 'dcfr':
     raise ValueError(f'the depth-limited search solves with dcfr, got {algorithm!r}')
   config = algorithms.get('dcfr').resolve(**defaults.SUBGAME_HYPERPARAMETERS.get('dcfr', {}))
@@ -437,16 +442,18 @@ def solve(
   hands = game.ranges.shape[1]
   regrets = {n: np.zeros((len(game.children[n]), hands)) for n in game.decisions}
   weights = {n: np.zeros_like(r) for n, r in regrets.items()}
+  warm_iterations = warm_iterations if warm is not None else 0
   t = 0
   per_iteration = 0.0
-  while iterations is None or t < iterations:
-    if deadline is not None and t >= min_iterations and time.perf_counter() + per_iteration > deadline:
-      break
+  while iterations is None or t < iterations + warm_iterations:
+    if deadline is not None and t >= min_iterations + warm_iterations:
+      if time.perf_counter() + per_iteration > deadline:
+        break
     started = time.perf_counter()
     t += 1
     keep = ((t - 1) / t) ** gamma
     for player in (0, 1):
-      policy = {n: _matching(r) for n, r in regrets.items()}
+      policy = warm if t <= warm_iterations else {n: _matching(r) for n, r in regrets.items()}
       reach = _reach(game, policy)
       if player == 0:  # a player's own reach is the same in both halves: one average update
         for n in game.decisions:
@@ -461,7 +468,7 @@ def solve(
   for n, w in weights.items():
     total = w.sum(0, keepdims=True)
     average[n] = np.where(total > 0, w / np.where(total > 0, total, 1), 1 / len(w))
-  return average, t
+  return average, t - warm_iterations
 
 
 # 3. The flop round at a real state.
@@ -512,16 +519,30 @@ def round_game(
   )
 
 
+def line_states(state: nlhe.HandState, b: int, nodes: list, targets) -> nlhe.HandState:
+  """Hand b after the tree's line from its root (hand b's state) to each node of `targets`, one hand
+  per target; the lines are actions only (no chance node on the way)."""
+  lines = []
+  for node in targets:
+    line = []
+    while nodes[node].parent >= 0:
+      if nodes[nodes[node].parent].kind == tree.CHANCE:
+        raise ValueError(f'node {node}: its line deals a card')
+      line.append(line_action(nodes[node].label))
+      node = nodes[node].parent
+    lines.append(line[::-1])
+  hands = nlhe.take(state, np.full(len(lines), b))
+  for step in range(max(map(len, lines), default=0)):
+    live = np.array([step < len(line) for line in lines])
+    kind = np.array([line[step][0] if step < len(line) else nlhe.CALL for line in lines])
+    amount = np.array([line[step][1] if step < len(line) else 0 for line in lines])
+    hands = nlhe.apply(hands, kind, amount, live)
+  return hands
+
+
 def leaf_state(state: nlhe.HandState, b: int, nodes: list, leaf: int) -> nlhe.HandState:
   """Hand b after the tree's line from its root (hand b's state) to node `leaf`, one hand."""
-  line = []
-  while nodes[leaf].parent >= 0:
-    line.append(line_action(nodes[leaf].label))
-    leaf = nodes[leaf].parent
-  hand = nlhe.take(state, [b])
-  for kind, amount in reversed(line):
-    hand = nlhe.apply(hand, np.array([kind]), np.array([amount]))
-  return hand
+  return line_states(state, b, nodes, [leaf])
 
 
 def flop_game(

@@ -58,7 +58,7 @@ def run(args) -> int:
     outputs.check_file(json_path, '--json', force=force, suffixes=('.json',))
     check_search_options(args, args.policy)
     policy = baselines.resolve_policy(
-      args.policy, args.think_seconds, args.search_streets, args.search_iterations
+      args.policy, args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start
     )
     if args.hands < 4:
       raise ValueError('--hands must be at least 4 for a confidence interval')

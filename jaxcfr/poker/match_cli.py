@@ -60,10 +60,19 @@ def search_streets(text: str) -> tuple[int, ...]:
   return tuple(sorted({names[part] for part in parts}))
 
 
+def warm_starts(text: str) -> tuple[int, int]:
+  """An argparse type: 'K' (flop and river) or 'FLOP,RIVER', whole numbers >= 0."""
+  parts = text.split(',')
+  if len(parts) in (1, 2) and all(part.strip().isdigit() for part in parts):
+    counts = tuple(int(part) for part in parts)
+    return counts * 2 if len(counts) == 1 else counts
+  raise argparse.ArgumentTypeError(f"{text!r}: give K or FLOP,RIVER, whole numbers >= 0 (e.g. '1,0')")
+
+
 def check_search_options(args, *specs: str) -> None:
-  """--think-seconds, --search-iterations and --search-streets mean something only to a search:
-  policy: ValueError (one line, exit status 2) when one is given and no policy is one, rather than
-  ignoring it; --think-seconds and --search-iterations are two budgets, one at a time."""
+  """--think-seconds, --search-iterations, --search-streets and --search-warm-start mean something only
+  to a search: policy: ValueError (one line, exit status 2) when one is given and no policy is one,
+  rather than ignoring it; --think-seconds and --search-iterations are two budgets, one at a time."""
   if args.think_seconds is not None and args.search_iterations is not None:
     raise ValueError('--think-seconds and --search-iterations are two budgets: give one')
   if any(spec.startswith('search:') for spec in specs):
@@ -72,14 +81,15 @@ def check_search_options(args, *specs: str) -> None:
     ('--think-seconds', args.think_seconds),
     ('--search-iterations', args.search_iterations),
     ('--search-streets', args.search_streets),
+    ('--search-warm-start', args.search_warm_start),
   ):
     if value is not None:
       raise ValueError(f'{flag} applies to a search: policy only (e.g. search:bp.npz)')
 
 
 def add_search_options(parser) -> None:
-  """--think-seconds, --search-iterations and --search-streets of search: policies (also used by
-  `lbr_cli`)."""
+  """--think-seconds, --search-iterations, --search-streets and --search-warm-start of search: policies
+  (also used by `lbr_cli`)."""
   parser.add_argument(
     '--think-seconds', type=positive_seconds, default=None, metavar='S',
     help=f'seconds per decision of a search: policy (on the flop: of solving, after the leaf values; '
@@ -93,6 +103,11 @@ def add_search_options(parser) -> None:
     '--search-streets', type=search_streets, default=None, metavar='STREETS',
     help="where a search: policy re-solves: 'turn,river' (default), or any of 'flop' (depth-limited), "
     "'turn', 'river', comma-separated",
+  )  # fmt: skip
+  parser.add_argument(
+    '--search-warm-start', type=warm_starts, default=None, metavar='K|FLOP,RIVER',
+    help="iterations of the blueprint's strategy that flop and river re-solves start from (default "
+    f"{','.join(map(str, defaults.WARM_START))}: from uniform regrets)",
   )  # fmt: skip
 
 
@@ -137,7 +152,7 @@ def run(args) -> int:
   try:
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     check_search_options(args, args.policy_a, args.policy_b)
-    search = (args.think_seconds, args.search_streets, args.search_iterations)
+    search = (args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start)
     policy_a = baselines.resolve_policy(args.policy_a, *search)
     policy_b = baselines.resolve_policy(args.policy_b, *search)
     duplicate = not args.no_duplicate

@@ -19,7 +19,7 @@ import os
 import sys
 
 from jaxcfr.poker import defaults
-from jaxcfr.poker.match_cli import positive, search_streets, whole_number
+from jaxcfr.poker.match_cli import positive, search_streets, warm_starts, whole_number
 
 DEFAULT_THINK_SECONDS = 1.0
 
@@ -52,6 +52,11 @@ def add_arguments(parser) -> None:
     '--search-streets', type=search_streets, metavar='STREETS',
     help="where the search bot re-solves (with --search): 'turn,river' (default), or any of 'flop' "
     "(depth-limited), 'turn', 'river', comma-separated",
+  )  # fmt: skip
+  parser.add_argument(
+    '--search-warm-start', type=warm_starts, metavar='K|FLOP,RIVER',
+    help="iterations of the blueprint's strategy that the search bot's flop and river re-solves start "
+    'from (with --search; default: none)',
   )  # fmt: skip
   parser.add_argument('--verbose', action='store_true', help="show the libraries' own log messages")
   parser.add_argument('--no-cache', action='store_true', help='do not use the persistent compilation cache')
@@ -114,6 +119,8 @@ def make_bot(args):
     raise PlayError('--think-seconds needs --search')
   if args.search_streets is not None and not args.search:
     raise PlayError('--search-streets needs --search')
+  if args.search_warm_start is not None and not args.search:
+    raise PlayError('--search-warm-start needs --search')
   search = None
   if args.search:
     try:
@@ -135,8 +142,10 @@ def make_bot(args):
   if search is not None:
     think = DEFAULT_THINK_SECONDS if args.think_seconds is None else args.think_seconds
     try:
-      streets = {} if args.search_streets is None else {'streets': args.search_streets}
-      policy = search.search_policy(policy, think_seconds=think, seed=args.seed, **streets)
+      options = {} if args.search_streets is None else {'streets': args.search_streets}
+      if args.search_warm_start is not None:
+        options['warm_start'] = args.search_warm_start
+      policy = search.search_policy(policy, think_seconds=think, seed=args.seed, **options)
     except ValueError as error:
       raise PlayError(f'--search: {error}') from None
   return policy

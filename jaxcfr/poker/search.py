@@ -49,6 +49,15 @@ chooses per hand among four continuations of the blueprint for the rest of the h
 (about 2 s of a flop decision on a 2-core CPU with the small blueprint), then DCFR for `think_seconds`
 (or `iterations`).
 
+**Warm starts** (`SearchConfig.warm_start`, (flop, river) = `WARM_START`): a flop or river re-solve
+may start from K iterations in which both players play the blueprint's strategy on the search tree
+(`blueprint_strategies`: one batched range query over its decision nodes, raises split between the sizes
+by pseudo-harmonic odds), so that its regrets and average begin as the blueprint's
+(`solver.subgame_warm_start`; strategy-based warm starting, Brown & Sandholm 2016). By default no
+re-solve is warm-started: with the small blueprint the warm-started ones were further from equilibrium
+after the same iterations (`experiments/warm_start.py`). The turn always starts cold: its tree deals
+48 river cards, so the blueprint would be asked at 584 decision nodes (200 big blinds deep).
+
 This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
 root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
 strategy may be more exploitable than the blueprint in principle; what it gains is the exact cards,
@@ -79,7 +88,7 @@ import numpy as np
 from abstractions import HOLES
 from jaxcfr import backend, protocol
 from jaxcfr.poker import defaults, depth_limited, lbr, nlhe, subgame, tree
-from jaxcfr.poker.solver import subgame_solver
+from jaxcfr.poker.solver import subgame_solver, subgame_warm_start
 
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = lbr.PAIR_INDEX  # [52, 52] -> position in HOLES
@@ -90,6 +99,7 @@ STREETS = (1, 2, 3)  # where the bot can search: the flop depth-limited (`depth_
 # its size is kept small to fit the think time (1,509 public nodes); a river subgame is tiny.
 TURN_SIZES = (('75%,a', 'a'), ('75%', ''))  # turn subgames: the turn round, then the river rounds
 RIVER_SIZES = ('33%,75%,a', '2.5x,a')  # river subgames
+WARM_START = defaults.WARM_START  # (flop, river)
 CACHE_ENTRIES = 4096  # public states whose re-solved root strategy is kept (float32, ~25 kB each)
 
 
@@ -114,6 +124,7 @@ class SearchConfig:
   seed: int = 0  # the solver's key (full-width algorithms sample nothing) and the flop's runouts
   flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES  # the flop round's bets and raises
   runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
+  warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
 
   def __post_init__(self):
     if self.think_seconds is None and self.iterations is None:
@@ -128,6 +139,13 @@ class SearchConfig:
       raise ValueError(f'search re-solves on the flop, turn and river (streets 1, 2, 3), got {self.streets}')
     if not (isinstance(self.runouts, int) and 1 <= self.runouts <= 24):
       raise ValueError(f'runouts must be a whole number in 1..24, got {self.runouts!r}')
+    warm = self.warm_start
+    if isinstance(warm, int) and not isinstance(warm, bool):
+      object.__setattr__(self, 'warm_start', warm := (warm, warm))
+    if not (isinstance(warm, tuple) and len(warm) == 2 and all(isinstance(k, int) and k >= 0 for k in warm)):
+      raise ValueError(
+        f'warm_start must be a whole number >= 0 or a pair of them (flop, river), got {warm!r}'
+      )
     if 1 in self.streets and self.algorithm != 'dcfr':
       raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
 
@@ -354,17 +372,99 @@ def seed_envelope(tree_config: tree.TreeConfig) -> subgame.TreeShape:
   return subgame.envelope(configs)
 
 
-# 3. Solving.
+# 3. Warm starts: the blueprint's strategy on a search tree.
+
+
+def blueprint_strategies(blueprint, state: nlhe.HandState, b: int, nodes: list, targets) -> dict:
+  """{node: float64 [children, 1,326]}: the blueprint's strategy at each decision node of `targets`
+  (`tree.build` nodes of hand b's search tree, reached by actions only) for every pair, over the
+  node's children, from one range query with all of them (`lbr.query`). Fold and check/call map to
+  the same; each of the blueprint's raises is split between the tree's raises next to it by
+  pseudo-harmonic translation's odds (`translation`, the fractions of the pot after calling), as the
+  blueprint itself splits a raise off its abstraction. Pairs the board blocks are uniform."""
+  from jaxcfr.poker.blueprint.policy import translation  # noqa: PLC0415  (shared with the blueprint)
+
+  targets = list(targets)
+  states = depth_limited.line_states(state, b, nodes, targets)
+  actions, probs = lbr.query(blueprint, states)  # [n, A], [n, H, A]
+  rows = np.arange(len(targets))
+  mine, theirs = states.round_bet[rows, states.to_act], states.round_bet[rows, 1 - states.to_act]
+  top = np.maximum(mine, theirs)
+  after_call = np.maximum(nlhe.pot(states) + top - mine, 1)
+  strategies = {}
+  for i, node in enumerate(targets):
+    lines = [depth_limited.line_action(nodes[c].label) for c in nodes[node].children]
+    kinds = np.array([kind for kind, _ in lines])
+    raises = np.flatnonzero(kinds == nlhe.RAISE)
+    fractions = np.array([[(lines[j][1] - top[i]) / after_call[i] for j in raises]], np.float64)
+    out = np.zeros((len(lines), NUM_PAIRS))
+    for a in np.flatnonzero(actions.valid[i]):
+      kind, p = actions.kind[i, a], probs[i, :, a]
+      if kind != nlhe.RAISE:
+        out[kinds == kind] += p / max(1, (kinds == kind).sum())
+      elif len(raises):
+        x = np.array([(actions.amount[i, a] - top[i]) / after_call[i]], np.float64)
+        low, high, p_low = (v[0] for v in translation(x, fractions))
+        if low >= 0:
+          out[raises[low]] += p_low * p
+        if high >= 0:
+          out[raises[high]] += (1 - p_low) * p
+    total = out.sum(0, keepdims=True)
+    strategies[node] = np.where(total > 0, out / np.where(total > 0, total, 1), 1 / len(lines))
+  return strategies
+
+
+def blueprint_policy(blueprint, state: nlhe.HandState, b: int, game: subgame.Subgame) -> np.ndarray:
+  """`blueprint_strategies` in the layout of `game`'s policies (hand b's river subgame): [D, A, H] over
+  its decision rows and hands (padding rows uniform over their legal actions)."""
+  info, legal = game.tree.info, np.asarray(game.tree.legal)
+  real = [int(node) for node in info.decisions if node >= 0]
+  strategies = blueprint_strategies(blueprint, state, b, info.nodes, real)
+  hands = np.asarray(game.spot.hands)
+  pairs = PAIR_INDEX[hands[:, 0], hands[:, 1]]
+  policy = np.broadcast_to(legal / legal.sum(1, keepdims=True), (*legal.shape[:2], len(hands))).copy()
+  for row, node in enumerate(info.decisions):
+    if node >= 0:
+      strategy = strategies[int(node)]
+      policy[row] = 0
+      policy[row, : len(strategy)] = strategy[:, pairs]
+  return policy.astype(np.dtype(game.dtype))
+
+
+def flop_warm_policy(
+  blueprint, state: nlhe.HandState, b: int, game: depth_limited.RoundGame, tree_config: tree.TreeConfig
+) -> dict:
+  """`blueprint_strategies` for the flop round `game` of hand b ({decision: [A, H]} over its hands):
+  at each leaf the opponent takes the unbiased continuation (the blueprint)."""
+  nodes = tree.build(tree_config, first_round_only=True)
+  pairs = PAIR_INDEX[game.hands[:, 0], game.hands[:, 1]]
+  origin = {int(n): int(game.origin[n]) for n in game.decisions}
+  real = [node for node in origin.values() if nodes[node].kind == tree.DECISION]
+  strategies = blueprint_strategies(blueprint, state, b, nodes, real)
+  warm = {}
+  for n, node in origin.items():
+    if nodes[node].kind == tree.DECISION:
+      warm[n] = strategies[node][:, pairs]
+    else:  # a leaf's choice of continuation
+      warm[n] = np.zeros((len(game.children[n]), len(pairs)))
+      warm[n][0] = 1.0
+  return warm
+
+
+# 4. Solving.
 
 
 @functools.cache
 def _programs(algorithm: str):
-  """The solver and its compiled pieces (jit caches them per tree shape)."""
+  """The solver and its compiled pieces (jit caches them per tree shape): init, init with a warm start,
+  a run of N iterations, the average policy, the exploitability (chips)."""
   solver = subgame_solver(algorithm)
+  warm_start = subgame_warm_start(algorithm)
   jit = functools.partial(backend.jit, game=subgame.Subgame)  # XLA's defaults suit subgames
   return (
     solver,
     jit(solver.init),
+    jit(lambda game, key, policy, n: warm_start(solver.init(game, key), game, policy, n)),
     jit(lambda state, game, n: protocol.run(solver, state, game, n)),
     jit(solver.average_policy),
     jit(lambda policy, game: game.evaluate_profile(policy)[0] / 2),
@@ -383,15 +483,23 @@ class Solved:
   seconds: float
 
 
-def solve_spot(game: subgame.Subgame, config: SearchConfig, deadline: float | None) -> tuple:
+def solve_spot(
+  game: subgame.Subgame, config: SearchConfig, deadline: float | None, warm: np.ndarray | None = None
+) -> tuple:
   """(average policy [D, A, H], iterations, exploitability % of the pot at the last check or nan) of
   `game` under the budget: `config.iterations`; `config.target_pct`, checked every `eval_every`
   iterations on the river only (on the turn an exact check costs about an iteration, and the budget
   allows few); the wall clock `deadline` (a `time.perf_counter()` value); and at least
-  `config.min_iterations` (capped by `config.iterations`) whatever the time. Deterministic unless the
-  deadline stops it."""
-  _, init, run, average, exploitability = _programs(config.algorithm)
-  state = init(game, jax.random.key(config.seed))
+  `config.min_iterations` (capped by `config.iterations`) whatever the time. With `warm` ([D, A, H],
+  `blueprint_policy`) the solver starts from `config.warm_start[1]` iterations of it
+  (`solver.subgame_warm_start`), which count in neither budget. Deterministic unless the deadline
+  stops it."""
+  _, init, warm_init, run, average, exploitability = _programs(config.algorithm)
+  key = jax.random.key(config.seed)
+  if warm is None or not config.warm_start[1]:
+    state = init(game, key)
+  else:
+    state = warm_init(game, key, warm, np.int32(config.warm_start[1]))
   pot = game.tree.info.config.pot
   done, per_iteration, checked = 0, None, float('nan')
   river = game.tree.info.config.street == 3
@@ -424,17 +532,27 @@ def solve_spot(game: subgame.Subgame, config: SearchConfig, deadline: float | No
 
 
 def resolve(
-  state: nlhe.HandState, b: int, ranges: np.ndarray, config: SearchConfig, deadline=None, shapes=None
+  state: nlhe.HandState,
+  b: int,
+  ranges: np.ndarray,
+  config: SearchConfig,
+  deadline=None,
+  shapes=None,
+  blueprint=None,
 ) -> Solved:
   """Re-solves hand b's public state with the seats' ranges [2, H] (see the module; `shapes` as in
-  `build_spot`)."""
+  `build_spot`); on the river with `config.warm_start[1]` iterations of `blueprint`'s strategy first
+  (`blueprint_policy`) when both are given."""
   started = time.perf_counter()
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
   game = build_spot(state, b, ranges, config, shapes)
   info = game.tree.info
   if info.decisions[0] != 0:
     raise AssertionError('the root is not the first decision row')
-  policy, iterations, exploitability_pct = solve_spot(game, config, deadline)
+  warm = None
+  if config.warm_start[1] and blueprint is not None and info.config.street == 3:
+    warm = blueprint_policy(blueprint, state, b, game)
+  policy, iterations, exploitability_pct = solve_spot(game, config, deadline, warm)
   actions = root_action_set(state, b, info.config)
   probabilities = _per_pair(actions, policy[0, : actions.kind.shape[1]].T, np.asarray(game.spot.hands))
   return Solved(actions, probabilities, iterations, exploitability_pct, time.perf_counter() - started)
@@ -465,7 +583,8 @@ def resolve_flop(
   """Re-solves hand b's flop round with the seats' ranges [2, H], depth-limited (`depth_limited`):
   the leaves valued by `blueprint`'s continuations on `config.runouts` sampled runouts, then DCFR for
   `config.iterations`, or for `config.think_seconds` from then on (the leaf values take their own
-  time first: about 2 s on a 2-core CPU with the small blueprint), at least `config.min_iterations`; its
+  time first: about 2 s on a 2-core CPU with the small blueprint), at least `config.min_iterations`,
+  after `config.warm_start[0]` iterations of the blueprint's strategy (`flop_warm_policy`); its
   exploitability is the depth-limited game's."""
   started = time.perf_counter()
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
@@ -473,8 +592,9 @@ def resolve_flop(
   runouts = flop_runouts(state, b, config)
   game = depth_limited.flop_game(blueprint, state, b, tree_config, ranges, runouts)
   deadline = None if config.think_seconds is None else time.perf_counter() + config.think_seconds
+  warm = flop_warm_policy(blueprint, state, b, game, tree_config) if config.warm_start[0] else None
   policy, iterations = depth_limited.solve(
-    game, config.iterations, deadline, config.least_iterations, config.algorithm
+    game, config.iterations, deadline, config.least_iterations, config.algorithm, warm, config.warm_start[0]
   )
   gap = depth_limited.exploitability(game, policy)
   actions = root_action_set(state, b, tree_config)
@@ -484,7 +604,7 @@ def resolve_flop(
   )
 
 
-# 4. The policy.
+# 5. The policy.
 
 
 def public_key(state: nlhe.HandState, b: int) -> tuple:
@@ -584,7 +704,7 @@ class SearchPolicy:
         if state.street[b] == 1:  # the think time is the solve's, after the leaf values
           solved = resolve_flop(self.blueprint, state, int(b), weights, self.config)
         else:
-          solved = resolve(state, int(b), weights, self.config, deadline, self._shapes)
+          solved = resolve(state, int(b), weights, self.config, deadline, self._shapes, self.blueprint)
         street = int(state.street[b])
         self.timings[street].append(share + solved.seconds)
         self.solves.append((street, solved.iterations, solved.exploitability_pct, share + solved.seconds))
@@ -612,14 +732,16 @@ def search_policy(
   name: str | None = None,
   flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES,
   runouts: int = depth_limited.RUNOUTS,
+  warm_start: int | tuple[int, int] = WARM_START,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
   depth-limited) for `think_seconds` each (or `iterations`, or until `target_pct` % of the pot) with
   the (bets, raises) sizes `turn_sizes` (a turn subgame's turn and river rounds), `river_sizes` and
   `flop_sizes` (the flop round), the flop's leaves valued on `runouts` sampled runouts; `track_own`:
-  weigh the bot's own past actions on `streets` by its re-solves (else by the blueprint); see the
-  module."""
+  weigh the bot's own past actions on `streets` by its re-solves (else by the blueprint);
+  `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
+  pair (flop, river), or one count for both); see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -632,5 +754,6 @@ def search_policy(
     seed=seed,
     flop_sizes=tuple(flop_sizes),
     runouts=runouts,
+    warm_start=warm_start,
   )
   return SearchPolicy(blueprint, config, name)

@@ -91,6 +91,39 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
   """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
   defaults for the rest: `defaults.SUBGAME_HYPERPARAMETERS`, else the registry's), e.g.
   `subgame_solver('dcfr', alpha=1.5)`."""
+  return _build(algorithm, hyperparameters)[0]
+
+
+def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
+  """`warm_start(state, game, policy, iterations) -> state` for `subgame_solver(algorithm,
+  **hyperparameters)`: `iterations` updates in which both players play `policy` [D, A, H] (a warm
+  start's strategy, e.g. the blueprint's) instead of their regret-matched strategies. From `init`,
+  the state is then the one the algorithm would hold had it played `policy` that many times: the
+  regrets of `policy` against itself, accumulated and discounted by the algorithm's rule, and the
+  average strategy `policy` (strategy-based warm starting, Brown & Sandholm 2016). Jittable, the
+  count may be traced."""
+  return _build(algorithm, hyperparameters)[1]
+
+
+def policy_edges(tree: PublicTree, policy: jax.Array) -> list[jax.Array]:
+  """Per depth d >= 1 [n_d, H]: the probability `policy` [D, A, H] gives the action into each node
+  (1 below chance nodes); the inverse of `decision_rows`."""
+  edges, start = [], 0
+  for d in range(1, len(tree.level_sizes)):
+    rows = tree.level_sizes[d - 1][DECISION]
+    from_decision = tree.parent_player[d] < 2
+    if not rows:
+      edges.append(jnp.ones((tree.parent[d].shape[0], policy.shape[2]), policy.dtype))
+      continue
+    parent = jnp.where(from_decision, tree.parent[d], 0)
+    step = policy[start : start + rows][parent, tree.slot[d]]  # [n_d, H]
+    edges.append(jnp.where(from_decision[:, None], step, 1))
+    start += rows
+  return edges
+
+
+def _build(algorithm: str, hyperparameters: dict):
+  """(the solver, its warm start): see `subgame_solver` and `subgame_warm_start`."""
   entry = algorithms.get(algorithm)
   if entry.family != algorithms.FULL_WIDTH:
     full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
@@ -122,14 +155,18 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
   def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
     return normalize(decision_rows(game.tree, state.cumulative_policy), game.tree.legal)
 
-  def update(state: SubgameState, game: Subgame) -> SubgameState:
+  def step(state: SubgameState, game: Subgame, played) -> SubgameState:
+    """One iteration; `played` (per depth [n_d, H] edge probabilities, or None) replaces the
+    strategy that regret matching gives, for warm starts."""
     tree, spot = game.tree, game.spot
     t = state.iteration + 1
     dtype = spot.ranges.dtype
     keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
     regrets, weights, rule_states = (list(x) for x in state[1:])
     for players in groups:
-      edge = strategies(SubgameState(t, tuple(regrets), (), tuple(rule_states)), game)
+      edge = played
+      if edge is None:
+        edge = strategies(SubgameState(t, tuple(regrets), (), tuple(rule_states)), game)
       # Top-down: both players' reaches. The average's weights of both players' edges gain their own
       # reach in the first half: a player's reach depends on its own strategy only, which the other
       # half does not change (one pass over the weights per iteration instead of two).
@@ -188,7 +225,14 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
           rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
     return SubgameState(t, tuple(regrets), tuple(weights), tuple(rule_states))
 
-  return Solver(
+  def update(state: SubgameState, game: Subgame) -> SubgameState:
+    return step(state, game, None)
+
+  def warm_start(state: SubgameState, game: Subgame, policy: jax.Array, iterations) -> SubgameState:
+    played = policy_edges(game.tree, policy)
+    return jax.lax.fori_loop(0, iterations, lambda _, s: step(s, game, played), state)
+
+  solver = Solver(
     init,
     update,
     current_policy,
@@ -196,3 +240,4 @@ def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> So
     name=algorithm,
     hyperparameters={'alternating': alternating, **config},
   )
+  return solver, warm_start

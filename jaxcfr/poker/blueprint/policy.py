@@ -316,9 +316,11 @@ def _slot_sizes(tree: tree_lib.BettingTree) -> _Sizes:
   return _Sizes(spec, realised, all_in)
 
 
-def translate_fraction(x: np.ndarray, fractions: np.ndarray, noise: np.ndarray) -> np.ndarray:
-  """Pseudo-harmonic translation, vectorised: for each row, the slot [B] of `fractions` [B, A] (NaN
-  where no bet) that x [B] maps to, drawing with `noise` [B] between neighbours; -1 without bets."""
+def translation(x: np.ndarray, fractions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Pseudo-harmonic translation's odds, vectorised: for each row, the slots [B] of the neighbours
+  below and above x [B] among `fractions` [B, A] (NaN where no bet; -1 where there is none on that
+  side) and the probability [B] of the one below (1 where x is one of the fractions or has one
+  neighbour only)."""
   valid = ~np.isnan(fractions)
   below = np.where(valid & (fractions <= x[:, None]), fractions, -np.inf)
   above = np.where(valid & (fractions >= x[:, None]), fractions, np.inf)
@@ -328,8 +330,15 @@ def translate_fraction(x: np.ndarray, fractions: np.ndarray, noise: np.ndarray) 
   both = (low_slot >= 0) & (high_slot >= 0) & (high > low)
   with np.errstate(divide='ignore', invalid='ignore'):
     p = np.where(both, ((high - x) * (1 + low)) / ((high - low) * (1 + x)), 1.0)
-  pick_low = np.where(both, noise < p, low_slot >= 0)
-  return np.where(pick_low, low_slot, high_slot)
+  return low_slot, high_slot, np.where(low_slot >= 0, p, 0.0)
+
+
+def translate_fraction(x: np.ndarray, fractions: np.ndarray, noise: np.ndarray) -> np.ndarray:
+  """Pseudo-harmonic translation, vectorised: for each row, the slot [B] of `fractions` [B, A] (NaN
+  where no bet) that x [B] maps to, drawing with `noise` [B] between neighbours (`translation`); -1
+  without bets."""
+  low_slot, high_slot, p = translation(x, fractions)
+  return np.where(noise < p, low_slot, high_slot)
 
 
 def _street_buckets(street: int, buckets, hole: jax.Array, board: jax.Array) -> jax.Array:
