@@ -51,6 +51,10 @@ def main(argv=None) -> int:
     '--runouts', type=whole_number(1), default=depth_limited.RUNOUTS,
     help=f'sampled runouts of a flop search (default {depth_limited.RUNOUTS})',
   )  # fmt: skip
+  parser.add_argument(
+    '--batch-resolves', choices=('auto', 'on', 'off'), default='auto',
+    help='solve the turn and river re-solves of one query together (default auto: on a GPU or TPU)',
+  )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
@@ -61,7 +65,15 @@ def main(argv=None) -> int:
     budget = {'think_seconds': args.think_seconds}
     if args.iterations is not None:
       budget = {'think_seconds': None, 'iterations': args.iterations, 'target_pct': None}
-    bot = search.search_policy(blueprint, **budget, seed=args.seed, streets=streets, runouts=args.runouts)
+    batch_resolves = {'auto': None, 'on': True, 'off': False}[args.batch_resolves]
+    bot = search.search_policy(
+      blueprint,
+      **budget,
+      seed=args.seed,
+      streets=streets,
+      runouts=args.runouts,
+      batch_resolves=batch_resolves,
+    )
   except ValueError as error:
     print(f'search_match: error: {error}', file=sys.stderr)
     return 2
@@ -71,6 +83,7 @@ def main(argv=None) -> int:
   report['think_seconds'] = None if args.iterations is not None else args.think_seconds
   report['iterations'] = args.iterations
   report['streets'] = [STREETS[s] for s in streets]
+  report['batch_resolves'] = bot.batch_resolves
   report['decisions'] = {}
   for street, times in bot.timings.items():
     if not times:

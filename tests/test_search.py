@@ -602,3 +602,36 @@ def test_a_warm_start_carries_the_blueprint_into_river_re_solves():
   )
   assert cold > 0.2 and warm <= 201**3 / sum(t**3 for t in range(1, 202)) + 1e-6, (cold, warm)
   np.testing.assert_array_equal(first, again)
+
+
+def test_batched_re_solves_equal_re_solves_one_by_one(monkeypatch):
+  """River states after random play, asked in one query: the bot that solves them in one batch
+  (`resolve_batch`, one vmapped program for the envelope key) gives the one-by-one bot's strategies
+  (float32: to 1e-4) and iteration counts. (Turn batches run the same code; their compiling is left to
+  -m slow's match tests.)"""
+  states = random_states(11, 48, 16)
+  states = nlhe.take(states, np.flatnonzero(states.street == 3)[:6])
+  assert len(states.street) == 6
+  batches = []
+  original = search.resolve_batch
+
+  def spy(state, rows, *args, **kwargs):
+    batches.append(len(rows))
+    return original(state, rows, *args, **kwargs)
+
+  monkeypatch.setattr(search, 'resolve_batch', spy)
+  answers = []
+  for batch in (False, True):
+    bot = search.search_policy(
+      Scripted(), think_seconds=None, iterations=4, target_pct=None, batch_resolves=batch, streets=(3,),
+      track_own=False, **SMALL,
+    )  # fmt: skip
+    actions, probs = bot.strategy(states, np.broadcast_to(HOLES, (6, len(HOLES), 2)))
+    match.check_strategy(bot, actions, probs[:, :1], 6)
+    answers.append((actions, probs, [(street, it) for street, it, *_ in bot.solves]))
+  assert batches == [6]
+  (a0, p0, s0), (a1, p1, s1) = answers
+  for x, y in zip(a0, a1, strict=True):
+    np.testing.assert_array_equal(x, y)
+  np.testing.assert_allclose(p0, p1, atol=1e-4)
+  assert s0 == s1 == [(3, 4)] * 6

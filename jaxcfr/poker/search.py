@@ -63,6 +63,12 @@ root are fixed by the blueprint's strategy and no gadget lets the opponent opt o
 strategy may be more exploitable than the blueprint in principle; what it gains is the exact cards,
 the finer bet sizes and the real pot instead of a translated one.
 
+**Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
+costs little more than one; on XLA:CPU it costs more per spot than solving them in turn), the turn and
+river re-solves that one query needs (a match batch's hands at their decisions, LBR's states) are
+grouped by envelope key and each group solved in one `jax.vmap`ped program (`resolve_batch`), with
+one budget for the group and the iterations the same for all; each decision is timed at its share.
+
 Stateless (the `nlhe.Policy` protocol): everything comes from the state (history, visible board, the
 noise of the actions so far); a re-solve is cached by that public key, so the K candidate hands of a
 query, repeated queries of a public state (local best response's) and duplicate deals that reach the
@@ -125,6 +131,7 @@ class SearchConfig:
   flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES  # the flop round's bets and raises
   runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
+  batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
 
   def __post_init__(self):
     if self.think_seconds is None and self.iterations is None:
@@ -146,6 +153,8 @@ class SearchConfig:
       raise ValueError(
         f'warm_start must be a whole number >= 0 or a pair of them (flop, river), got {warm!r}'
       )
+    if self.batch_resolves not in (None, True, False):
+      raise ValueError(f'batch_resolves must be True, False or None, got {self.batch_resolves!r}')
     if 1 in self.streets and self.algorithm != 'dcfr':
       raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
 
@@ -315,16 +324,20 @@ def build_spot(
   compiled program (padding weighs nothing: the values are the unpadded tree's)."""
   tree_config = subgame_config(state, b, config)
   board = state.board[b, : nlhe.BOARD_SIZES[state.street[b]]].tolist()
-  shape = None
-  if shapes is not None:
-    key = envelope_key(tree_config)
-    own = subgame.tree_shape(tree_config)
-    if key not in shapes:
-      shapes[key] = seed_envelope(tree_config)
-    shapes[key] = shape = shapes[key].union(own)
+  shape = None if shapes is None else _envelope(tree_config, shapes)
   tree_arrays = subgame.build_tree(tree_config, shape=shape)
   spot = subgame.make_spot(tree_arrays, board, (ranges[1], ranges[0]))  # (OOP, IP) = seats (1, 0)
   return subgame.Subgame(tree_arrays, spot)
+
+
+def _envelope(tree_config: tree.TreeConfig, shapes: dict) -> subgame.TreeShape:
+  """The envelope of `tree_config`'s key in `shapes`, seeded (`seed_envelope`) or grown to hold its tree
+  as needed (updated in place)."""
+  key = envelope_key(tree_config)
+  if key not in shapes:
+    shapes[key] = seed_envelope(tree_config)
+  shapes[key] = shapes[key].union(subgame.tree_shape(tree_config))
+  return shapes[key]
 
 
 SEED_SCALES = (0.25, 0.5, 2.0, 4.0, 8.0, 16.0)  # pot multiples an envelope is first built over
@@ -455,20 +468,21 @@ def flop_warm_policy(
 
 
 @functools.cache
-def _programs(algorithm: str):
+def _programs(algorithm: str, batched: bool = False):
   """The solver and its compiled pieces (jit caches them per tree shape): init, init with a warm start,
-  a run of N iterations, the average policy, the exploitability (chips)."""
+  a run of N iterations, the average policy, the exploitability (chips). `batched`: each over a stack
+  of games of one shape (`jax.vmap` over their leading axis; the key and N shared)."""
   solver = subgame_solver(algorithm)
   warm_start = subgame_warm_start(algorithm)
   jit = functools.partial(backend.jit, game=subgame.Subgame)  # XLA's defaults suit subgames
-  return (
-    solver,
-    jit(solver.init),
-    jit(lambda game, key, policy, n: warm_start(solver.init(game, key), game, policy, n)),
-    jit(lambda state, game, n: protocol.run(solver, state, game, n)),
-    jit(solver.average_policy),
-    jit(lambda policy, game: game.evaluate_profile(policy)[0] / 2),
+  pieces = (
+    (solver.init, (0, None)),
+    (lambda game, key, policy, n: warm_start(solver.init(game, key), game, policy, n), (0, None, 0, None)),
+    (lambda state, game, n: protocol.run(solver, state, game, n), (0, 0, None)),
+    (solver.average_policy, (0, 0)),
+    (lambda policy, game: game.evaluate_profile(policy)[0] / 2, (0, 0)),
   )
+  return (solver, *(jit(jax.vmap(f, in_axes=axes) if batched else f) for f, axes in pieces))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -484,7 +498,11 @@ class Solved:
 
 
 def solve_spot(
-  game: subgame.Subgame, config: SearchConfig, deadline: float | None, warm: np.ndarray | None = None
+  game: subgame.Subgame,
+  config: SearchConfig,
+  deadline: float | None,
+  warm: np.ndarray | None = None,
+  pots: np.ndarray | None = None,
 ) -> tuple:
   """(average policy [D, A, H], iterations, exploitability % of the pot at the last check or nan) of
   `game` under the budget: `config.iterations`; `config.target_pct`, checked every `eval_every`
@@ -493,15 +511,20 @@ def solve_spot(
   `config.min_iterations` (capped by `config.iterations`) whatever the time. With `warm` ([D, A, H],
   `blueprint_policy`) the solver starts from `config.warm_start[1]` iterations of it
   (`solver.subgame_warm_start`), which count in neither budget. Deterministic unless the deadline
-  stops it."""
-  _, init, warm_init, run, average, exploitability = _programs(config.algorithm)
+  stops it.
+
+  With `pots` [B] (each game's pot), `game` is a stack of B games of one tree shape (`stack_games`)
+  solved together in one program: policies [B, D, A, H], the iterations (the same for all; the target
+  stops them once every game has reached it) and exploitabilities [B]."""
+  batched = pots is not None
+  _, init, warm_init, run, average, exploitability = _programs(config.algorithm, batched)
   key = jax.random.key(config.seed)
   if warm is None or not config.warm_start[1]:
     state = init(game, key)
   else:
     state = warm_init(game, key, warm, np.int32(config.warm_start[1]))
-  pot = game.tree.info.config.pot
-  done, per_iteration, checked = 0, None, float('nan')
+  pot = np.asarray(pots, np.float64) if batched else game.tree.info.config.pot
+  done, per_iteration, checked = 0, None, np.full(np.shape(pot), np.nan)
   river = game.tree.info.config.street == 3
   target = None if config.target_pct is None or not river else config.target_pct / 100 * pot
   least = config.least_iterations
@@ -524,11 +547,17 @@ def solve_spot(
     if per_iteration is None and done >= least:
       per_iteration = time.perf_counter() - started
     if target is not None and done % config.eval_every == 0:
-      checked = float(exploitability(average(state, game), game))
-      if checked <= target:
+      checked = np.asarray(exploitability(average(state, game), game), np.float64)
+      if np.all(checked <= target):
         break
   policy = np.asarray(average(state, game))
-  return policy, done, 100 * checked / pot
+  pct = 100 * checked / pot
+  return policy, done, pct if batched else float(pct)
+
+
+def stack_games(games: list) -> subgame.Subgame:
+  """Games of one padded tree shape stacked along a new leading axis, for `solve_spot(..., pots=)`."""
+  return jax.tree.map(lambda *x: np.stack([np.asarray(a) for a in x]), *games)
 
 
 def resolve(
@@ -544,6 +573,49 @@ def resolve(
   `build_spot`); on the river with `config.warm_start[1]` iterations of `blueprint`'s strategy first
   (`blueprint_policy`) when both are given."""
   started = time.perf_counter()
+  game, warm = _prepare(state, b, ranges, config, shapes, blueprint)
+  policy, iterations, exploitability_pct = solve_spot(game, config, deadline, warm)
+  return _finish(state, b, game, policy, iterations, exploitability_pct, time.perf_counter() - started)
+
+
+def resolve_batch(
+  state: nlhe.HandState,
+  rows,
+  ranges: np.ndarray,
+  config: SearchConfig,
+  deadline=None,
+  shapes: dict | None = None,
+  blueprint=None,
+) -> list[Solved]:
+  """`resolve` of hands `rows` (turn or river decisions whose subgames share an `envelope_key`) with
+  their seats' ranges [n, 2, H], solved together in one program (`solve_spot` with `pots`): the
+  budget is the batch's, the iterations the same for all (the target stops them once every spot has
+  reached it). Each `Solved` counts an even share of the batch's seconds."""
+  started = time.perf_counter()
+  rows = [int(b) for b in rows]
+  shapes = {} if shapes is None else shapes
+  configs = [subgame_config(state, b, config) for b in rows]
+  if len({envelope_key(c) for c in configs}) != 1:
+    raise ValueError('a batch of re-solves needs one envelope key (street and how the round stands)')
+  for tree_config in configs:  # the envelope that holds all of them, before any is built
+    _envelope(tree_config, shapes)
+  prepared = [_prepare(state, b, r, config, shapes, blueprint) for b, r in zip(rows, ranges, strict=True)]
+  games = [game for game, _ in prepared]
+  warm = None
+  if all(w is not None for _, w in prepared):
+    warm = np.stack([w for _, w in prepared])
+  pots = np.array([c.pot for c in configs])
+  policies, iterations, pcts = solve_spot(stack_games(games), config, deadline, warm, pots)
+  share = (time.perf_counter() - started) / len(rows)
+  return [
+    _finish(state, b, game, policy, iterations, float(pct), share)
+    for b, game, policy, pct in zip(rows, games, policies, pcts, strict=True)
+  ]
+
+
+def _prepare(state, b, ranges, config, shapes, blueprint) -> tuple:
+  """(hand b's subgame with its ranges floored, the blueprint's strategy on it for a river warm start
+  or None)."""
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
   game = build_spot(state, b, ranges, config, shapes)
   info = game.tree.info
@@ -552,10 +624,14 @@ def resolve(
   warm = None
   if config.warm_start[1] and blueprint is not None and info.config.street == 3:
     warm = blueprint_policy(blueprint, state, b, game)
-  policy, iterations, exploitability_pct = solve_spot(game, config, deadline, warm)
-  actions = root_action_set(state, b, info.config)
+  return game, warm
+
+
+def _finish(state, b, game, policy, iterations, exploitability_pct, seconds) -> Solved:
+  """The `Solved` of hand b from its subgame's average policy [D, A, H]."""
+  actions = root_action_set(state, b, game.tree.info.config)
   probabilities = _per_pair(actions, policy[0, : actions.kind.shape[1]].T, np.asarray(game.spot.hands))
-  return Solved(actions, probabilities, iterations, exploitability_pct, time.perf_counter() - started)
+  return Solved(actions, probabilities, iterations, exploitability_pct, seconds)
 
 
 def _per_pair(actions: nlhe.ActionSet, root: np.ndarray, hands: np.ndarray) -> np.ndarray:
@@ -644,6 +720,8 @@ class SearchPolicy:
     self.solves = []
     self._cache = collections.OrderedDict()
     self._shapes = {}  # street -> the envelope its subgames are padded to
+    batch = config.batch_resolves
+    self.batch_resolves = jax.default_backend() != 'cpu' if batch is None else batch
 
   def median_think_seconds(self) -> dict[int, float]:
     """{street: median seconds per decision} over the streets with decisions."""
@@ -684,7 +762,8 @@ class SearchPolicy:
     return nlhe.ActionSet(kind, amount, valid), probabilities
 
   def _solved(self, state: nlhe.HandState, rows: np.ndarray) -> list[Solved]:
-    """The re-solve of each of `rows` (cached by public key; the missing ones solved one by one)."""
+    """The re-solve of each of `rows` (cached by public key); the missing ones solved one by one, or
+    with `batch_resolves` the turn and river ones in batches of one envelope key (`resolve_batch`)."""
     keys = [public_key(state, b) for b in rows]
     found = {key: self._cache[key] for key in keys if key in self._cache}
     missing = {}
@@ -697,18 +776,33 @@ class SearchPolicy:
       own = (self, self.config.streets) if self.config.track_own else (None, ())
       ranges = track_ranges(self.blueprint, nlhe.take(state, todo), *own)
       share = (time.perf_counter() - started) / len(todo)
+      jobs = {}  # solved together: a batch's envelope key, or a hand alone
       for key, b, weights in zip(missing, todo, ranges, strict=True):
+        group = (key,)
+        if self.batch_resolves and state.street[b] != 1:
+          group = envelope_key(subgame_config(state, int(b), self.config))
+        jobs.setdefault(group, []).append((key, int(b), weights))
+      for job in jobs.values():
         deadline = None
         if self.config.think_seconds is not None:
           deadline = time.perf_counter() + self.config.think_seconds - share
-        if state.street[b] == 1:  # the think time is the solve's, after the leaf values
-          solved = resolve_flop(self.blueprint, state, int(b), weights, self.config)
+        job_rows = [b for _, b, _ in job]
+        if len(job) > 1:
+          weights = np.stack([w for _, _, w in job])
+          solved = resolve_batch(
+            state, job_rows, weights, self.config, deadline, self._shapes, self.blueprint
+          )
+        elif state.street[job_rows[0]] == 1:  # the think time is the solve's, after the leaf values
+          solved = [resolve_flop(self.blueprint, state, job_rows[0], job[0][2], self.config)]
         else:
-          solved = resolve(state, int(b), weights, self.config, deadline, self._shapes, self.blueprint)
-        street = int(state.street[b])
-        self.timings[street].append(share + solved.seconds)
-        self.solves.append((street, solved.iterations, solved.exploitability_pct, share + solved.seconds))
-        found[key] = self._cache[key] = solved
+          solved = [
+            resolve(state, job_rows[0], job[0][2], self.config, deadline, self._shapes, self.blueprint)
+          ]
+        for (key, b, _), one in zip(job, solved, strict=True):
+          street = int(state.street[b])
+          self.timings[street].append(share + one.seconds)
+          self.solves.append((street, one.iterations, one.exploitability_pct, share + one.seconds))
+          found[key] = self._cache[key] = one
     for key in keys:
       if key in self._cache:
         self._cache.move_to_end(key)
@@ -733,6 +827,7 @@ def search_policy(
   flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES,
   runouts: int = depth_limited.RUNOUTS,
   warm_start: int | tuple[int, int] = WARM_START,
+  batch_resolves: bool | None = None,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
@@ -741,7 +836,8 @@ def search_policy(
   `flop_sizes` (the flop round), the flop's leaves valued on `runouts` sampled runouts; `track_own`:
   weigh the bot's own past actions on `streets` by its re-solves (else by the blueprint);
   `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
-  pair (flop, river), or one count for both); see the module."""
+  pair (flop, river), or one count for both); `batch_resolves`: solve the turn and river re-solves
+  one query needs together, per tree shape (default: on a GPU or TPU only); see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -755,5 +851,6 @@ def search_policy(
     flop_sizes=tuple(flop_sizes),
     runouts=runouts,
     warm_start=warm_start,
+    batch_resolves=batch_resolves,
   )
   return SearchPolicy(blueprint, config, name)
