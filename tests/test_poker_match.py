@@ -282,3 +282,10 @@ def test_cli_bad_input_is_one_line_and_exit_status_2(args, message, tmp_path, ca
   assert message in err and 'Traceback' not in err
   assert len([line for line in err.splitlines() if line.startswith('jaxcfr')]) == 1
   assert existing.read_text() == '{"producer": "jaxcfr"}'
+
+
+def test_the_match_line_gives_slow_rates_in_significant_digits():
+  """A search bot plays about a hand a second: the match line says 0.45 hands/s, not 0."""
+  from jaxcfr.poker.match_cli import _rate  # noqa: PLC0415
+
+  assert [_rate(x) for x in (0.45, 3.25, 12.6, 5900.2)] == ['0.45', '3.2', '13', '5,900']

@@ -111,6 +111,12 @@ def add_search_options(parser) -> None:
   )  # fmt: skip
 
 
+def _rate(per_second: float) -> str:
+  """A rate as people read it: whole numbers from 10 up, two significant digits below (a search bot
+  plays about 1 hand a second)."""
+  return f'{per_second:,.0f}' if per_second >= 10 else f'{per_second:.2g}'
+
+
 def add_parser(commands, add_output_options) -> None:
   """Adds the `match` subcommand to the `jaxcfr` parser's subcommands."""
   parser = commands.add_parser(
@@ -189,7 +195,7 @@ def _print(result, log) -> None:
   )
   print(
     f'{result.policy_a} vs {result.policy_b}: {result.hands:,} hands ({mode}) in {result.seconds:.1f} s '
-    f'({result.hands_per_second:,.0f} hands/s)\n'
+    f'({_rate(result.hands_per_second)} hands/s)\n'
     f'{result.policy_a}: {result.mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, '
     f'{result.ci95_high:+.1f}]\n'
     f'  {seats}',
