@@ -148,7 +148,7 @@ def resolve_policy(
   think_seconds: float | None = None,
   streets: tuple[int, ...] | None = None,
   iterations: int | None = None,
-  warm_start: int | None = None,
+  warm_start: int | tuple[int, int] | None = None,
 ):
   """A baseline by name (`REGISTRY`), a policy file loaded by `jaxcfr.poker.blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
