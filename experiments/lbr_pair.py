@@ -23,11 +23,8 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.poker import baselines, lbr, nlhe
+from jaxcfr.poker import baselines, lbr, match, nlhe
 from jaxcfr.poker.match_cli import search_streets, whole_number
-
-Z95 = 1.959963984540054
-
 
 SETTINGS = ('search_streets', 'search_iterations', 'range_floor')
 
@@ -55,9 +52,9 @@ def deal_units(result: lbr.LBRResult) -> np.ndarray:
 
 
 def interval(units: np.ndarray) -> dict:
-  mean = float(np.mean(units))
-  half = Z95 * float(np.std(units, ddof=1)) / np.sqrt(len(units)) if len(units) > 1 else float('nan')
-  return {'mbb_per_hand': mean, 'ci95_low': mean - half, 'ci95_high': mean + half}
+  """The mean of `units` with its normal 95% interval, as the match engine gives it."""
+  mean, low, high, _ = match._mean_ci(units)
+  return {'mbb_per_hand': mean, 'ci95_low': low, 'ci95_high': high}
 
 
 def report(a: str, b: str, units_a: np.ndarray, units_b: np.ndarray, extra: dict) -> dict:

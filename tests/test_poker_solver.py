@@ -15,7 +15,8 @@ import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker import cards, subgame
 from jaxcfr.poker.solver import SubgameState as _FusedState
-from jaxcfr.poker.solver import decision_rows, policy_edges, subgame_solver, subgame_warm_start
+from jaxcfr.poker.solver import decision_rows, subgame_solver, subgame_warm_start
+from jaxcfr.poker.subgame import policy_edges
 from jaxcfr.poker.tree import TreeConfig, street_sizes
 
 DECK = cards.Deck(6, 4)

@@ -205,13 +205,21 @@ def concatenate(states: Sequence[HandState]) -> HandState:
   return HandState(**fields, rules=states[0].rules)
 
 
+def raise_basis(state: HandState) -> tuple[np.ndarray, np.ndarray]:
+  """(the top bet of the round, the pot once the player to act has called), int64 [B] each: a raise
+  to T is a raise of (T - top) / (pot after calling) of the pot, the fraction that bet abstractions
+  and their translation use."""
+  *_, mine, theirs = _actor_view(state)
+  top = np.maximum(mine, theirs)
+  return top, pot(state) + top - mine
+
+
 def pot_raise_to(state: HandState) -> np.ndarray:
   """The raise-to amount int64 [B] of a pot-size bet or raise, clamped to the legal range: calling
   first, then raising by the pot after the call (top bet + pot + to call); 0 where no raise is allowed."""
-  *_, mine, theirs = _actor_view(state)
   options = legal(state)
-  top = np.maximum(mine, theirs)
-  wanted = top + pot(state) + (top - mine)
+  top, after_call = raise_basis(state)
+  wanted = top + after_call
   return np.where(options.can_raise, np.clip(wanted, options.min_raise_to, options.max_raise_to), 0)
 
 

@@ -191,10 +191,8 @@ def _raise_slot(state: nlhe.HandState, actions: nlhe.ActionSet, amount, noise) -
 
   kind, offered, valid = actions
   raises = valid & (kind == nlhe.RAISE)
-  rows = np.arange(len(amount))
-  mine, theirs = state.round_bet[rows, state.to_act], state.round_bet[rows, 1 - state.to_act]
-  top = np.maximum(mine, theirs)
-  after_call = np.maximum(nlhe.pot(state) + top - mine, 1)
+  top, after_call = nlhe.raise_basis(state)
+  after_call = np.maximum(after_call, 1)
   exact = raises & (offered == amount[:, None])
   fractions = np.where(raises, (offered - top[:, None]) / after_call[:, None], np.nan)
   translated = translate_fraction((amount - top) / after_call, fractions, noise)
@@ -404,10 +402,8 @@ def blueprint_strategies(blueprint, state: nlhe.HandState, b: int, nodes: list, 
   targets = list(targets)
   states = depth_limited.line_states(state, b, nodes, targets)
   actions, probs = lbr.query(blueprint, states)  # [n, A], [n, H, A]
-  rows = np.arange(len(targets))
-  mine, theirs = states.round_bet[rows, states.to_act], states.round_bet[rows, 1 - states.to_act]
-  top = np.maximum(mine, theirs)
-  after_call = np.maximum(nlhe.pot(states) + top - mine, 1)
+  top, after_call = nlhe.raise_basis(states)
+  after_call = np.maximum(after_call, 1)
   strategies = {}
   for i, node in enumerate(targets):
     lines = [depth_limited.line_action(nodes[c].label) for c in nodes[node].children]
@@ -523,7 +519,7 @@ def solve_spot(
   batched = pots is not None
   _, init, warm_init, run, average, exploitability = _programs(config.algorithm, batched)
   key = jax.random.key(config.seed)
-  if warm is None or not config.warm_start[1]:
+  if warm is None:
     state = init(game, key)
   else:
     state = warm_init(game, key, warm, np.int32(config.warm_start[1]))

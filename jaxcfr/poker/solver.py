@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
 from jaxcfr.poker import subgame as subgame_module
-from jaxcfr.poker.subgame import PublicTree, Subgame, take, take_padded
+from jaxcfr.poker.subgame import PublicTree, Subgame, policy_edges, take, take_padded
 from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN
 from jaxcfr.protocol import Solver
 
@@ -103,23 +103,6 @@ def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
   average strategy `policy` (strategy-based warm starting, Brown & Sandholm 2016). Jittable, the
   count may be traced."""
   return _build(algorithm, hyperparameters)[1]
-
-
-def policy_edges(tree: PublicTree, policy: jax.Array) -> list[jax.Array]:
-  """Per depth d >= 1 [n_d, H]: the probability `policy` [D, A, H] gives the action into each node
-  (1 below chance nodes); the inverse of `decision_rows`."""
-  edges, start = [], 0
-  for d in range(1, len(tree.level_sizes)):
-    rows = tree.level_sizes[d - 1][DECISION]
-    from_decision = tree.parent_player[d] < 2
-    if not rows:
-      edges.append(jnp.ones((tree.parent[d].shape[0], policy.shape[2]), policy.dtype))
-      continue
-    parent = jnp.where(from_decision, tree.parent[d], 0)
-    step = policy[start : start + rows][parent, tree.slot[d]]  # [n_d, H]
-    edges.append(jnp.where(from_decision[:, None], step, 1))
-    start += rows
-  return edges
 
 
 def _build(algorithm: str, hyperparameters: dict):

@@ -445,22 +445,31 @@ def _rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
   return bounds
 
 
+def policy_edges(tree: PublicTree, policy: jax.Array) -> list[jax.Array]:
+  """Per depth d >= 1 [n_d, H]: the probability `policy` [D, A, H] gives the action into each node
+  (1 below chance nodes); the inverse of `solver.decision_rows`."""
+  edges, start = [], 0
+  for d in range(1, len(tree.level_sizes)):
+    rows = tree.level_sizes[d - 1][DECISION]
+    from_decision = tree.parent_player[d] < 2
+    if not rows:
+      edges.append(jnp.ones((tree.parent[d].shape[0], policy.shape[2]), policy.dtype))
+      continue
+    parent = jnp.where(from_decision, tree.parent[d], 0)
+    step = policy[start : start + rows][parent, tree.slot[d]]  # [n_d, H]
+    edges.append(jnp.where(from_decision[:, None], step, 1))
+    start += rows
+  return edges
+
+
 def reach_probabilities(game: Subgame, policy: jax.Array) -> list[jax.Array]:
   """Per depth [n_d, 2, H]: each player's reach (range, own strategy, card removal) at each node."""
   tree, spot = game.tree, game.spot
   reach = [spot.ranges[None]]
-  rows = _rows(tree, DECISION)
-  for d in range(1, len(tree.level_sizes)):
-    start, stop = rows[d - 1]
-    strategy = policy[start:stop]  # [m, A, H] of the parents' depth
-    parent = tree.parent[d]
-    is_decision = tree.parent_player[d] < 2
-    step = strategy[jnp.where(is_decision, parent, 0), tree.slot[d]] if stop > start else None  # [n, H]
+  for d, step in enumerate(policy_edges(tree, policy), 1):  # step [n, H]: 1 below chance nodes
     acting = (tree.parent_player[d][:, None] == jnp.arange(2))[..., None]  # [n, 2, 1]
-    child = take(reach[-1], parent) * take(spot.card_mask, tree.edge_card[d])[:, None, :]
-    if step is not None:
-      child = jnp.where(acting, child * step[:, None, :], child)
-    reach.append(child)
+    child = take(reach[-1], tree.parent[d]) * take(spot.card_mask, tree.edge_card[d])[:, None, :]
+    reach.append(jnp.where(acting, child * step[:, None, :], child))
   return reach
 
 

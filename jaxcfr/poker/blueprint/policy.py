@@ -129,10 +129,8 @@ class BlueprintPolicy:
     all_in = (kind == nlhe.RAISE) & (amount == options.max_raise_to) & options.can_raise
     all_in_slot = slot_of(self._sizes.all_in[row])
     # The real raise's size: (raise-to - top bet) / (pot after calling), in the real state.
-    rows = np.arange(len(node))
-    mine, theirs = real.round_bet[rows, real.to_act], real.round_bet[rows, 1 - real.to_act]
-    top = np.maximum(mine, theirs)
-    x = (amount - top) / np.maximum(nlhe.pot(real) + top - mine, 1)
+    top, after_call = nlhe.raise_basis(real)
+    x = (amount - top) / np.maximum(after_call, 1)
     fractions = np.where(bets, self._sizes.realised[row], np.nan)  # [B, A]
     chosen = translate_fraction(x, fractions, noise)
     raise_slot = np.where(all_in & (all_in_slot >= 0), all_in_slot, chosen)
@@ -189,10 +187,7 @@ class BlueprintPolicy:
     tree = self.tree
     options = nlhe.legal(state)
     kinds = tree.kind[row].astype(np.int64)  # [B, A]
-    rows = np.arange(len(row))
-    mine, theirs = state.round_bet[rows, state.to_act], state.round_bet[rows, 1 - state.to_act]
-    top = np.maximum(mine, theirs)
-    after_call = nlhe.pot(state) + top - mine
+    top, after_call = nlhe.raise_basis(state)
     wanted = top[:, None] + np.round(self._sizes.spec[row] * after_call[:, None])  # [B, A]
     wanted = np.where(self._sizes.all_in[row], options.max_raise_to[:, None], np.nan_to_num(wanted))
     amount = np.clip(wanted, options.min_raise_to[:, None], options.max_raise_to[:, None]).astype(np.int64)
