@@ -7,6 +7,7 @@ draws are the same), so the difference has far less variance than either LBR fig
     python experiments/lbr_pair.py search:bp.npz bp.npz --search-streets river --search-iterations 60 \\
       --hands 500 --seed 1 --json lp1.json
     python experiments/lbr_pair.py --pool lp*.json            # several seeds' files as one result
+    python experiments/lbr_pair.py --pool g*.json --against lp*.json   # two A's on the same deals
 
 Each file keeps every deal pair's LBR result against both policies (mbb/hand), so pooled files give
 the exact mean and interval over all their deal pairs.
@@ -23,10 +24,10 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.poker import baselines, lbr, match, nlhe
+from jaxcfr.poker import baselines, lbr, match, nlhe, search
 from jaxcfr.poker.match_cli import search_streets, whole_number
 
-SETTINGS = ('search_streets', 'search_iterations', 'range_floor')
+SETTINGS = ('search_streets', 'search_iterations', 'range_floor', 'search_gadget')
 
 
 def settings(args) -> dict:
@@ -36,6 +37,7 @@ def settings(args) -> dict:
     'search_streets': streets,
     'search_iterations': args.search_iterations,
     'range_floor': args.range_floor,
+    'search_gadget': args.search_gadget,
   }
 
 
@@ -80,12 +82,31 @@ def show(result: dict) -> None:
   print(f'  A - B, paired: {line(result["a_minus_b"])}')
 
 
+def pool(paths: list) -> dict:
+  """The report of several seeds' files of one pair of policies and settings, deal pair by deal pair."""
+  files = [json.load(open(path)) for path in paths]
+  kinds = {(f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in SETTINGS})) for f in files}
+  if len(kinds) != 1:
+    raise ValueError(f'--pool takes files of one pair of policies and settings, got {sorted(kinds)}')
+  seeds = sorted(f['seed'] for f in files)
+  if len(set(seeds)) != len(seeds):
+    raise ValueError(f'--pool: two files share a seed ({seeds}): the same deals counted twice')
+  files.sort(key=lambda f: f['seed'])
+  units = [np.concatenate([np.asarray(f[k]) for f in files]) for k in ('units_a', 'units_b')]
+  same = {k: files[0].get(k) for k in SETTINGS}
+  return report(files[0]['policy_a'], files[0]['policy_b'], *units, {'seeds': seeds, **same})
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument(
     'policies', nargs='*', help='A and B (as `jaxcfr match` takes them), or the files with --pool'
   )
   parser.add_argument('--pool', action='store_true', help='pool the JSON files given instead of running')
+  parser.add_argument(
+    '--against', nargs='+', default=None, metavar='FILE',
+    help='with --pool: compare the pooled A with the A of these files (the same seeds and B), paired',
+  )  # fmt: skip
   parser.add_argument('--hands', type=whole_number(4), default=200)
   parser.add_argument('--seed', type=whole_number(0), default=0)
   parser.add_argument('--batch', type=whole_number(2), default=200)
@@ -95,33 +116,38 @@ def main(argv=None) -> int:
     '--range-floor', type=float, default=None,
     help="a search: policy's share of each range spread evenly over the possible hands (default 0.001)",
   )  # fmt: skip
+  parser.add_argument(
+    '--search-gadget', choices=search.GADGETS, default=None,
+    help="a search: policy's river re-solves safe against its blueprint (default: unsafe)",
+  )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
   try:
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     if args.pool:
-      files = [json.load(open(path)) for path in args.policies]
-      kinds = {(f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in SETTINGS})) for f in files}
-      if len(kinds) != 1:
-        raise ValueError(f'--pool takes files of one pair of policies and settings, got {sorted(kinds)}')
-      seeds = sorted(f['seed'] for f in files)
-      if len(set(seeds)) != len(seeds):
-        raise ValueError(f'--pool: two files share a seed ({seeds}): the same deals counted twice')
-      units = [np.concatenate([np.asarray(f[k]) for f in files]) for k in ('units_a', 'units_b')]
-      same = {k: files[0].get(k) for k in SETTINGS}
-      result = report(files[0]['policy_a'], files[0]['policy_b'], *units, {'seeds': seeds, **same})
+      result = pool(args.policies)
+      if args.against:
+        other = pool(args.against)
+        if other['seeds'] != result['seeds'] or other['units_b'] != result['units_b']:
+          raise ValueError('--against: the files must hold the same seeds and the same B results (the deals)')
+        label = lambda r: f'{r["policy_a"]} {json.dumps({k: r.get(k) for k in SETTINGS})}'  # noqa: E731
+        units = [np.asarray(r['units_a']) for r in (result, other)]
+        result = report(label(result), label(other), *units, {'seeds': result['seeds']})
     else:
+      if args.against:
+        raise ValueError('--against goes with --pool')
       if len(args.policies) != 2:
         raise ValueError('give two policies, A and B')
-      search = (None, args.search_streets, args.search_iterations)
-      policies = [baselines.resolve_policy(spec, *search) for spec in args.policies]
-      if args.range_floor is not None:
-        if not 0 <= args.range_floor < 1:
-          raise ValueError(f'--range-floor must be in [0, 1), got {args.range_floor}')
-        for policy in policies:
-          if hasattr(policy, 'config'):  # a search bot
-            policy.config = dataclasses.replace(policy.config, range_floor=args.range_floor)
+      options = (None, args.search_streets, args.search_iterations)
+      policies = [baselines.resolve_policy(spec, *options) for spec in args.policies]
+      if args.range_floor is not None and not 0 <= args.range_floor < 1:
+        raise ValueError(f'--range-floor must be in [0, 1), got {args.range_floor}')
+      for policy in policies:
+        if hasattr(policy, 'config'):  # a search bot
+          changes = {'range_floor': args.range_floor, 'gadget': args.search_gadget}
+          changes = {k: v for k, v in changes.items() if v is not None}
+          policy.config = dataclasses.replace(policy.config, **changes)
       backend.enable_compilation_cache()
       units, seconds = [], []
       for policy in policies:

@@ -6,6 +6,7 @@ exploitability at the end (% of the pot: the river's, and the flop's depth-limit
       --hands 200 --think-seconds 1 --json search_match.json
     python experiments/search_match.py bp-3600.npz --streets river --iterations 60   # deterministic
     python experiments/search_match.py bp-3600.npz --streets flop,turn,river          # + the flop
+    python experiments/search_match.py bp-3600.npz --streets river --gadget maxmargin  # safe re-solving
 
 The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
 cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
@@ -55,6 +56,10 @@ def main(argv=None) -> int:
     '--batch-resolves', choices=('auto', 'on', 'off'), default='auto',
     help='solve the turn and river re-solves of one query together (default auto: on a GPU or TPU)',
   )  # fmt: skip
+  parser.add_argument(
+    '--gadget', choices=search.GADGETS, default=None,
+    help='re-solve the river safely against the blueprint (default: unsafe)',
+  )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
@@ -73,6 +78,7 @@ def main(argv=None) -> int:
       streets=streets,
       runouts=args.runouts,
       batch_resolves=batch_resolves,
+      gadget=args.gadget,
     )
   except ValueError as error:
     print(f'search_match: error: {error}', file=sys.stderr)
@@ -84,6 +90,7 @@ def main(argv=None) -> int:
   report['iterations'] = args.iterations
   report['streets'] = [STREETS[s] for s in streets]
   report['batch_resolves'] = bot.batch_resolves
+  report['gadget'] = args.gadget
   report['decisions'] = {}
   for street, times in bot.timings.items():
     if not times:

@@ -266,6 +266,7 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   assert '--think-seconds needs --search' in error_of('--bot', 'random', '--think-seconds', '2')
   assert '--search-streets needs --search' in error_of('--bot', 'random', '--search-streets', 'flop')
   assert '--search-warm-start needs --search' in error_of('--bot', 'random', '--search-warm-start', '1')
+  assert '--search-gadget needs --search' in error_of('--bot', 'random', '--search-gadget', 'maxmargin')
   other = tmp_path / 'other'
   arrays = {'preflop': np.zeros(169, np.uint8)}
   for street in ('flop', 'turn', 'river'):
@@ -318,6 +319,8 @@ def test_search_wraps_the_bot_lazily(monkeypatch):
   assert code == 0 and calls[-1] == ('random', 1.0, 0, (1, 3))
   code, _ = play_text(['--bot', 'random', '--search', '--search-warm-start', '2,0', '--hands', '1'], ['f'])
   assert code == 0 and calls[-1] == ('random', 1.0, 0, (2, 0))
+  code, _ = play_text(['--bot', 'random', '--search', '--search-gadget', 'resolve', '--hands', '1'], ['f'])
+  assert code == 0 and calls[-1] == ('random', 1.0, 0, 'resolve')
 
 
 # The parser of the prompt, on its own.

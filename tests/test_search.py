@@ -232,6 +232,7 @@ class Polarised:
   folds the rest, the big blind calls with CATCHERS and folds the rest; afterwards it checks."""
 
   name = 'polarised'
+  raisers = VALUE + AIR
 
   def strategy(self, state, holes):
     holes = np.asarray(holes, np.int64)
@@ -240,7 +241,7 @@ class Polarised:
     kind = np.tile(np.array([FOLD, CALL, RAISE], np.int8), (batch, 1))
     amount = np.stack([np.zeros(batch, np.int64), options.call_to, np.where(options.can_raise, 300, 0)], 1)
     valid = np.stack([options.can_fold, np.ones(batch, bool), options.can_raise], axis=1)
-    pairs = {pair_index(a, b) for a, b in VALUE + AIR}, {pair_index(a, b) for a, b in CATCHERS}
+    pairs = {pair_index(a, b) for a, b in self.raisers}, {pair_index(a, b) for a, b in CATCHERS}
     index = np.array([[PAIR[tuple(sorted(map(int, h)))] for h in row] for row in holes])
     probs = np.zeros((batch, count, 3))
     probs[..., 1] = 1.0
@@ -293,6 +294,35 @@ def test_on_a_polarised_river_the_nuts_bet_air_bluffs_at_the_pot_odds_and_a_catc
   assert actions.kind[0, actions.valid[0]].tolist() == [FOLD, CALL]
   assert actions.amount[0, 1] == 437
   assert probs[0, 0, 1] > 0.97
+
+
+class ValueOnly(Polarised):
+  """As `Polarised`, but the small blind raises preflop with VALUE only (and folds AIR)."""
+
+  raisers = VALUE
+
+
+@pytest.mark.parametrize(
+  'gadget', [None, 'maxmargin', pytest.param('resolve', marks=pytest.mark.slow)]
+)  # each compiles its solver
+def test_a_gadget_answers_the_hands_that_the_prior_leaves_out(gadget):
+  """The small blind's preflop raise shows the nut straight only, under the blueprint, which then checks
+  and calls every bet; on the river the small blind bets 437 (off the tree) into 600. Unsafe, the
+  bluff-catcher answers that prior and folds. With a gadget it calls: the blueprint calls there, so any
+  fold would let air (6-high, which the prior leaves out) win more than its alternative, its value
+  against the blueprint."""
+  facing = river_state([(RAISE, 437)])
+  bot = search.search_policy(
+    ValueOnly(), think_seconds=None, iterations=200, target_pct=None, river_sizes=RIVER_SIZES,
+    streets=(3,), gadget=gadget,
+  )  # fmt: skip
+  actions, probs = bot.strategy(facing, np.array([[CATCHERS[0]]]))
+  assert actions.kind[0, actions.valid[0]].tolist() == [FOLD, CALL]
+  call = probs[0, 0, 1]
+  if gadget is None:
+    assert call < 0.05, call
+  else:
+    assert call > 0.95, (gadget, call)
 
 
 def test_the_strategy_of_every_hand_is_solving_solve_on_the_same_spot():
@@ -367,6 +397,10 @@ def test_bad_configurations_are_refused():
   for bad in (-1, 2.5, None, (1,), (1, -1), True):
     with pytest.raises(ValueError, match='warm_start'):
       search.SearchConfig(warm_start=bad)
+  with pytest.raises(ValueError, match='gadget must be one of resolve, maxmargin'):
+    search.SearchConfig(gadget='max-margin')
+  with pytest.raises(ValueError, match='starts cold'):
+    search.SearchConfig(gadget='resolve', warm_start=(0, 3))
 
 
 def test_search_policies_by_name():
@@ -390,6 +424,10 @@ def test_search_policies_by_name():
   assert baselines.resolve_policy('search:random', warm_start=5).config.warm_start == (5, 5)
   assert baselines.resolve_policy('search:random', warm_start=(2, 0)).config.warm_start == (2, 0)
   assert baselines.resolve_policy('search:random').config.warm_start == defaults.WARM_START
+  assert baselines.resolve_policy('search:random', gadget='maxmargin').config.gadget == 'maxmargin'
+  assert baselines.resolve_policy('search:random').config.gadget is defaults.GADGET is None
+  parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-gadget', 'resolve'])
+  assert parsed.search_gadget == 'resolve'
   for text, counts in (('5', (5, 5)), ('1,0', (1, 0)), (' 0, 3', (0, 3))):
     parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-warm-start', text])
     assert parsed.search_warm_start == counts
@@ -422,6 +460,12 @@ def test_search_policies_by_name():
     (('search:always-call', 'random', '--search-warm-start', '-1'), 'give K or FLOP,RIVER'),
     (('search:always-call', 'random', '--search-warm-start', '1,2,3'), 'give K or FLOP,RIVER'),
     (('search:random', 'random', '--think-seconds', '1', '--search-iterations', '5'), 'two budgets'),
+    (('always-call', 'random', '--search-gadget', 'resolve'), '--search-gadget applies to a search: policy'),
+    (('search:always-call', 'random', '--search-gadget', 'safe'), "invalid choice: 'safe'"),
+    (
+      ('search:always-call', 'random', '--search-gadget', 'resolve', '--search-warm-start', '2'),
+      'a river re-solve with a gadget starts cold',
+    ),
     (('blueprint', 'evaluate', 'random', '--lbr', '--think-seconds', '2'), 'applies to a search: policy'),
   ],
 )
@@ -604,7 +648,8 @@ def test_a_warm_start_carries_the_blueprint_into_river_re_solves():
   np.testing.assert_array_equal(first, again)
 
 
-def test_batched_re_solves_equal_re_solves_one_by_one(monkeypatch):
+@pytest.mark.parametrize('gadget', [None, pytest.param('maxmargin', marks=pytest.mark.slow)])
+def test_batched_re_solves_equal_re_solves_one_by_one(monkeypatch, gadget):
   """River states after random play, asked in one query: the bot that solves them in one batch
   (`resolve_batch`, one vmapped program for the envelope key) gives the one-by-one bot's strategies
   (float32: to 1e-4) and iteration counts. (Turn batches run the same code; their compiling is left to
@@ -624,7 +669,7 @@ def test_batched_re_solves_equal_re_solves_one_by_one(monkeypatch):
   for batch in (False, True):
     bot = search.search_policy(
       Scripted(), think_seconds=None, iterations=4, target_pct=None, batch_resolves=batch, streets=(3,),
-      track_own=False, **SMALL,
+      track_own=False, gadget=gadget, **SMALL,
     )  # fmt: skip
     actions, probs = bot.strategy(states, np.broadcast_to(HOLES, (6, len(HOLES), 2)))
     match.check_strategy(bot, actions, probs[:, :1], 6)

@@ -149,12 +149,13 @@ def resolve_policy(
   streets: tuple[int, ...] | None = None,
   iterations: int | None = None,
   warm_start: int | tuple[int, int] | None = None,
+  gadget: str | None = None,
 ):
   """A baseline by name (`REGISTRY`), a policy file loaded by `jaxcfr.poker.blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
   defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
-  re-solve (with no time limit and no target) or `warm_start` iterations of the blueprint are given).
-  Raises ValueError with one line naming the problem."""
+  re-solve (with no time limit and no target), `warm_start` iterations of the blueprint or a river
+  `gadget` are given). Raises ValueError with one line naming the problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -168,6 +169,8 @@ def resolve_policy(
       options['streets'] = streets
     if warm_start is not None:
       options['warm_start'] = warm_start
+    if gadget is not None:
+      options['gadget'] = gadget
     return search.search_policy(resolve_policy(inner), name=spec, **options)
   if spec in REGISTRY:
     return REGISTRY[spec]()

@@ -26,6 +26,10 @@ THINK_SECONDS = 1.0  # the search bot's wall seconds per turn and river decision
 # the river any warm start left the re-solve further from equilibrium after 10 to 80 iterations; on
 # the flop one iteration's gain on 12 spots did not hold on 20 more.
 WARM_START = (0, 0)
+# Safe river re-solving (`search.SearchConfig.gadget`): the gadgets that let the opponent take, hand by
+# hand, its best-response value against the blueprint instead of entering the re-solved subgame.
+GADGETS = ('resolve', 'maxmargin')
+GADGET = None  # the search bot's default: unsafe re-solving
 # `jaxcfr blueprint train --algorithm deep-cfr`: sized for a 2-core CPU (about 1 s an update on the
 # small preset: a fifth traversing, the rest training). On a GPU or TPU, DEEP_BLUEPRINT_ACCELERATOR.
 DEEP_BLUEPRINT = {

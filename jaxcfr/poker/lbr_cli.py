@@ -14,7 +14,7 @@ import sys
 
 from jaxcfr import outputs
 from jaxcfr.poker import defaults
-from jaxcfr.poker.match_cli import add_search_options, check_search_options, whole_number
+from jaxcfr.poker.match_cli import add_search_options, check_search_options, search_settings, whole_number
 
 DESCRIPTION = (
   "Local best response (Lisy & Bowling 2017) against a heads-up no-limit hold'em policy (blinds 50/100, "
@@ -57,9 +57,7 @@ def run(args) -> int:
   try:
     outputs.check_file(json_path, '--json', force=force, suffixes=('.json',))
     check_search_options(args, args.policy)
-    policy = baselines.resolve_policy(
-      args.policy, args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start
-    )
+    policy = baselines.resolve_policy(args.policy, *search_settings(args))
     if args.hands < 4:
       raise ValueError('--hands must be at least 4 for a confidence interval')
     if args.batch < 2:

@@ -70,9 +70,10 @@ def warm_starts(text: str) -> tuple[int, int]:
 
 
 def check_search_options(args, *specs: str) -> None:
-  """--think-seconds, --search-iterations, --search-streets and --search-warm-start mean something only
-  to a search: policy: ValueError (one line, exit status 2) when one is given and no policy is one,
-  rather than ignoring it; --think-seconds and --search-iterations are two budgets, one at a time."""
+  """--think-seconds, --search-iterations, --search-streets, --search-warm-start and --search-gadget mean
+  something only to a search: policy: ValueError (one line, exit status 2) when one is given and no
+  policy is one, rather than ignoring it; --think-seconds and --search-iterations are two budgets, one
+  at a time."""
   if args.think_seconds is not None and args.search_iterations is not None:
     raise ValueError('--think-seconds and --search-iterations are two budgets: give one')
   if any(spec.startswith('search:') for spec in specs):
@@ -82,14 +83,15 @@ def check_search_options(args, *specs: str) -> None:
     ('--search-iterations', args.search_iterations),
     ('--search-streets', args.search_streets),
     ('--search-warm-start', args.search_warm_start),
+    ('--search-gadget', args.search_gadget),
   ):
     if value is not None:
       raise ValueError(f'{flag} applies to a search: policy only (e.g. search:bp.npz)')
 
 
 def add_search_options(parser) -> None:
-  """--think-seconds, --search-iterations, --search-streets and --search-warm-start of search: policies
-  (also used by `lbr_cli`)."""
+  """--think-seconds, --search-iterations, --search-streets, --search-warm-start and --search-gadget of
+  search: policies (also used by `lbr_cli`)."""
   parser.add_argument(
     '--think-seconds', type=positive_seconds, default=None, metavar='S',
     help=f'seconds per decision of a search: policy (on the flop: of solving, after the leaf values; '
@@ -109,6 +111,17 @@ def add_search_options(parser) -> None:
     help="iterations of the blueprint's strategy that flop and river re-solves start from (default "
     f"{','.join(map(str, defaults.WARM_START))}: from uniform regrets)",
   )  # fmt: skip
+  parser.add_argument(
+    '--search-gadget', choices=defaults.GADGETS, default=None,
+    help="re-solve the river safely: each of the opponent's hands may take its best-response value "
+    "against the blueprint instead (default: unsafe re-solving)",
+  )  # fmt: skip
+
+
+def search_settings(args) -> tuple:
+  """The search options of parsed `args` in `baselines.resolve_policy`'s order, after the spec."""
+  budgets = (args.think_seconds, args.search_streets, args.search_iterations)
+  return (*budgets, args.search_warm_start, args.search_gadget)
 
 
 def _rate(per_second: float) -> str:
@@ -158,7 +171,7 @@ def run(args) -> int:
   try:
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     check_search_options(args, args.policy_a, args.policy_b)
-    search = (args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start)
+    search = search_settings(args)
     policy_a = baselines.resolve_policy(args.policy_a, *search)
     policy_b = baselines.resolve_policy(args.policy_b, *search)
     duplicate = not args.no_duplicate

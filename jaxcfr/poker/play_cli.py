@@ -58,6 +58,10 @@ def add_arguments(parser) -> None:
     help="iterations of the blueprint's strategy that the search bot's flop and river re-solves start "
     'from (with --search; default: none)',
   )  # fmt: skip
+  parser.add_argument(
+    '--search-gadget', choices=defaults.GADGETS,
+    help="re-solve the river safely against the blueprint (with --search; default: unsafe)",
+  )  # fmt: skip
   parser.add_argument('--verbose', action='store_true', help="show the libraries' own log messages")
   parser.add_argument('--no-cache', action='store_true', help='do not use the persistent compilation cache')
 
@@ -121,6 +125,8 @@ def make_bot(args):
     raise PlayError('--search-streets needs --search')
   if args.search_warm_start is not None and not args.search:
     raise PlayError('--search-warm-start needs --search')
+  if args.search_gadget is not None and not args.search:
+    raise PlayError('--search-gadget needs --search')
   search = None
   if args.search:
     try:
@@ -145,6 +151,8 @@ def make_bot(args):
       options = {} if args.search_streets is None else {'streets': args.search_streets}
       if args.search_warm_start is not None:
         options['warm_start'] = args.search_warm_start
+      if args.search_gadget is not None:
+        options['gadget'] = args.search_gadget
       policy = search.search_policy(policy, think_seconds=think, seed=args.seed, **options)
     except ValueError as error:
       raise PlayError(f'--search: {error}') from None

@@ -58,14 +58,32 @@ re-solve is warm-started: with the small blueprint the warm-started ones were fu
 after the same iterations (`experiments/warm_start.py`). The turn always starts cold: its tree deals
 48 river cards, so the blueprint would be asked at 584 decision nodes (200 big blinds deep).
 
-This is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the ranges at the
-root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the combined
-strategy may be more exploitable than the blueprint in principle; what it gains is the exact cards,
-the finer bet sizes and the real pot instead of a translated one. Local best response shows that it is:
+By default this is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the
+ranges at the root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the
+combined strategy may be more exploitable than the blueprint; what it gains is the exact cards, the
+finer bet sizes and the real pot instead of a translated one. Local best response shows that it is:
 on the same deals it wins about 4 big blinds a hand more against the river search bot than against its
 blueprint (`experiments/lbr_pair.py`; the README has the figures), since the bot answers the range the
 blueprint would hold in the opponent's place, which an opponent that does not play the blueprint does
 not hold.
+
+**Safe re-solving** (`SearchConfig.gadget`, the river only): the opponent's range at the root is no
+longer fixed. Each of its hands may take instead its *alternative*: the counterfactual value of its
+best response, from the current state on, to the blueprint's strategy on the search tree
+(`blueprint_policy`, `solver.alternatives`; the blueprint's raises split between the tree's sizes as
+it translates an off-tree raise). 'resolve' (Burch, Johanson & Bowling 2014) weighs the hands by the
+tracked range and lets each enter or take its alternative; 'maxmargin' (Moravcik et al. 2016) lets
+the opponent pick whichever hands gain most over their alternatives, so the re-solve raises the
+smallest margin over all hands (`solver.safe_subgame_solver`). Solved to convergence, no hand of the opponent
+wins more at this state against the bot than its best response to the blueprint's strategy would,
+whatever the tracked range says: no more exploitable than the blueprint there, which is not the same
+as better against it (Maxmargin loses to it: the README has the match). Short of convergence
+it can be worse than the unsafe re-solve: on 20 river spots of a small blueprint, the hand that gains
+most over its alternative gained a median 24% of the pot after 60 Maxmargin iterations (18% unsafe),
+-0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges more slowly:
+`experiments/safe_resolving.py`, the README has the table). The turn (its tree deals 48 river cards,
+and 1 s buys it tens of iterations here) and the flop stay unsafe.
+The gadget's solves have no exploitability target (the game it solves is not the tracked ranges').
 
 **Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
 costs little more than one; on XLA:CPU it costs more per spot than solving them in turn), the turn and
@@ -98,7 +116,14 @@ import numpy as np
 from abstractions import HOLES
 from jaxcfr import backend, protocol
 from jaxcfr.poker import defaults, depth_limited, lbr, nlhe, subgame, tree
-from jaxcfr.poker.solver import subgame_solver, subgame_warm_start
+from jaxcfr.poker.solver import (
+  GADGETS,
+  SafeSubgame,
+  alternatives,
+  safe_subgame_solver,
+  subgame_solver,
+  subgame_warm_start,
+)
 
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = lbr.PAIR_INDEX  # [52, 52] -> position in HOLES
@@ -136,6 +161,7 @@ class SearchConfig:
   runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
+  gadget: str | None = defaults.GADGET  # safe river re-solves: 'resolve' or 'maxmargin' (None: unsafe)
 
   def __post_init__(self):
     if self.think_seconds is None and self.iterations is None:
@@ -159,6 +185,10 @@ class SearchConfig:
       )
     if self.batch_resolves not in (None, True, False):
       raise ValueError(f'batch_resolves must be True, False or None, got {self.batch_resolves!r}')
+    if self.gadget is not None and self.gadget not in GADGETS:
+      raise ValueError(f'gadget must be one of {", ".join(GADGETS)} or None, got {self.gadget!r}')
+    if self.gadget is not None and self.warm_start[1]:
+      raise ValueError('a river re-solve with a gadget starts cold: give warm_start (flop, 0)')
     if 1 in self.streets and self.algorithm != 'dcfr':
       raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
 
@@ -468,11 +498,12 @@ def flop_warm_policy(
 
 
 @functools.cache
-def _programs(algorithm: str, batched: bool = False):
+def _programs(algorithm: str, batched: bool = False, gadget: str | None = None):
   """The solver and its compiled pieces (jit caches them per tree shape): init, init with a warm start,
   a run of N iterations, the average policy, the exploitability (chips). `batched`: each over a stack
-  of games of one shape (`jax.vmap` over their leading axis; the key and N shared)."""
-  solver = subgame_solver(algorithm)
+  of games of one shape (`jax.vmap` over their leading axis; the key and N shared). With `gadget`, of
+  `SafeSubgame`s (`safe_subgame_solver`; no warm start)."""
+  solver = subgame_solver(algorithm) if gadget is None else safe_subgame_solver(algorithm, gadget)
   warm_start = subgame_warm_start(algorithm)
   jit = functools.partial(backend.jit, game=subgame.Subgame)  # XLA's defaults suit subgames
   pieces = (
@@ -517,7 +548,9 @@ def solve_spot(
   solved together in one program: policies [B, D, A, H], the iterations (the same for all; the target
   stops them once every game has reached it) and exploitabilities [B]."""
   batched = pots is not None
-  _, init, warm_init, run, average, exploitability = _programs(config.algorithm, batched)
+  safe = isinstance(game, SafeSubgame)
+  programs = _programs(config.algorithm, batched, config.gadget if safe else None)
+  _, init, warm_init, run, average, exploitability = programs
   key = jax.random.key(config.seed)
   if warm is None:
     state = init(game, key)
@@ -526,7 +559,7 @@ def solve_spot(
   pot = np.asarray(pots, np.float64) if batched else game.tree.info.config.pot
   done, per_iteration, checked = 0, None, np.full(np.shape(pot), np.nan)
   river = game.tree.info.config.street == 3
-  target = None if config.target_pct is None or not river else config.target_pct / 100 * pot
+  target = None if config.target_pct is None or not river or safe else config.target_pct / 100 * pot
   least = config.least_iterations
   while config.iterations is None or done < config.iterations:
     steps = config.eval_every - done % config.eval_every if target is not None else 1 << 30
@@ -571,7 +604,7 @@ def resolve(
 ) -> Solved:
   """Re-solves hand b's public state with the seats' ranges [2, H] (see the module; `shapes` as in
   `build_spot`); on the river with `config.warm_start[1]` iterations of `blueprint`'s strategy first
-  (`blueprint_policy`) when both are given."""
+  (`blueprint_policy`) when both are given, or safely against it with `config.gadget` (`_prepare`)."""
   started = time.perf_counter()
   game, warm = _prepare(state, b, ranges, config, shapes, blueprint)
   policy, iterations, exploitability_pct = solve_spot(game, config, deadline, warm)
@@ -615,16 +648,30 @@ def resolve_batch(
 
 def _prepare(state, b, ranges, config, shapes, blueprint) -> tuple:
   """(hand b's subgame with its ranges floored, the blueprint's strategy on it for a river warm start
-  or None)."""
+  or None); on the river with `config.gadget`, a `SafeSubgame` whose alternatives are the opponent's
+  best-response values against the blueprint's strategy on the search tree (`blueprint_policy`)."""
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
   game = build_spot(state, b, ranges, config, shapes)
   info = game.tree.info
   if info.decisions[0] != 0:
     raise AssertionError('the root is not the first decision row')
   warm = None
-  if config.warm_start[1] and blueprint is not None and info.config.street == 3:
+  if config.gadget is not None and info.config.street == 3:
+    if blueprint is None:
+      raise ValueError('a river re-solve with a gadget needs the blueprint (its alternatives)')
+    replaced = jax.numpy.asarray(blueprint_policy(blueprint, state, b, game))
+    opponent = int(state.to_act[b])  # tree player 0 is seat 1: the opponent's is the bot's seat number
+    game = SafeSubgame(game, _alternatives()(game, replaced, opponent), np.int32(opponent))
+  elif config.warm_start[1] and blueprint is not None and info.config.street == 3:
     warm = blueprint_policy(blueprint, state, b, game)
   return game, warm
+
+
+@functools.cache
+def _alternatives():
+  """`alternatives`, compiled (per tree shape and opponent; a program returns arrays only, since its
+  output's static fields, such as a tree's `TreeInfo`, would be those of the first game traced)."""
+  return backend.jit(alternatives, game=subgame.Subgame, static_argnums=2)
 
 
 def _finish(state, b, game, policy, iterations, exploitability_pct, seconds) -> Solved:
@@ -828,6 +875,7 @@ def search_policy(
   runouts: int = depth_limited.RUNOUTS,
   warm_start: int | tuple[int, int] = WARM_START,
   batch_resolves: bool | None = None,
+  gadget: str | None = defaults.GADGET,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
@@ -837,7 +885,8 @@ def search_policy(
   weigh the bot's own past actions on `streets` by its re-solves (else by the blueprint);
   `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
   pair (flop, river), or one count for both); `batch_resolves`: solve the turn and river re-solves
-  one query needs together, per tree shape (default: on a GPU or TPU only); see the module."""
+  one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
+  river safely against the blueprint ('resolve' or 'maxmargin'; default unsafe); see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -852,5 +901,6 @@ def search_policy(
     runouts=runouts,
     warm_start=warm_start,
     batch_resolves=batch_resolves,
+    gadget=gadget,
   )
   return SearchPolicy(blueprint, config, name)

@@ -18,10 +18,15 @@ the players, as the full-width family's do by default.
 The returned `Solver` follows the protocol, so `jaxcfr.train` runs it with budgets, progress,
 checkpoints and exploitability checks (`Subgame.evaluate_profile`); its policies come out in the
 `[D, A, H]` layout of the decision nodes that `subgame` evaluates.
+
+Safe re-solving: `safe_subgame_solver(algorithm, gadget)` solves a `SafeSubgame` (`safe_subgame(game,
+replaced, opponent)`), in which a gadget before the root lets the opponent take, hand by hand, its
+best-response value against the strategy being replaced instead of entering (Resolve or Maxmargin).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -29,7 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr import algorithms, solvers
-from jaxcfr.poker import defaults
+from jaxcfr.poker import defaults, showdown
 from jaxcfr.poker import subgame as subgame_module
 from jaxcfr.poker.subgame import PublicTree, Subgame, policy_edges, take, take_padded
 from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN
@@ -106,7 +111,8 @@ def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
 
 
 def _build(algorithm: str, hyperparameters: dict):
-  """(the solver, its warm start): see `subgame_solver` and `subgame_warm_start`."""
+  """(the solver, its warm start, its `step(state, game, played) -> (state, root values [2, H])`): see
+  `subgame_solver` and `subgame_warm_start`."""
   entry = algorithms.get(algorithm)
   if entry.family != algorithms.FULL_WIDTH:
     full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
@@ -138,14 +144,16 @@ def _build(algorithm: str, hyperparameters: dict):
   def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
     return normalize(decision_rows(game.tree, state.cumulative_policy), game.tree.legal)
 
-  def step(state: SubgameState, game: Subgame, played) -> SubgameState:
-    """One iteration; `played` (per depth [n_d, H] edge probabilities, or None) replaces the
+  def step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
+    """One iteration, and each player's counterfactual values at the root [2, H] in it (those of its
+    own update's pass); `played` (per depth [n_d, H] edge probabilities, or None) replaces the
     strategy that regret matching gives, for warm starts."""
     tree, spot = game.tree, game.spot
     t = state.iteration + 1
     dtype = spot.ranges.dtype
     keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
     regrets, weights, rule_states = (list(x) for x in state[1:])
+    roots = [None, None]
     for players in groups:
       edge = played
       if edge is None:
@@ -200,20 +208,21 @@ def _build(algorithm: str, hyperparameters: dict):
             else:
               instant[d] = instant[d] + regret
           below = value
+        roots[player] = below[0]
       if instant is not None:
         for d, regret in enumerate(instant):
           cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
           on = functools.partial(jnp.where, (tree.parent_player[d + 1] < 2)[:, None])
           regrets[d] = on(cumulative, regrets[d])
           rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
-    return SubgameState(t, tuple(regrets), tuple(weights), tuple(rule_states))
+    return SubgameState(t, tuple(regrets), tuple(weights), tuple(rule_states)), jnp.stack(roots)
 
   def update(state: SubgameState, game: Subgame) -> SubgameState:
-    return step(state, game, None)
+    return step(state, game, None)[0]
 
   def warm_start(state: SubgameState, game: Subgame, policy: jax.Array, iterations) -> SubgameState:
     played = policy_edges(game.tree, policy)
-    return jax.lax.fori_loop(0, iterations, lambda _, s: step(s, game, played), state)
+    return jax.lax.fori_loop(0, iterations, lambda _, s: step(s, game, played)[0], state)
 
   solver = Solver(
     init,
@@ -223,4 +232,137 @@ def _build(algorithm: str, hyperparameters: dict):
     name=algorithm,
     hyperparameters={'alternating': alternating, **config},
   )
-  return solver, warm_start
+  return solver, warm_start, step
+
+
+# Safe re-solving: a gadget lets the opponent choose its hands at the root.
+
+GADGETS = defaults.GADGETS
+
+
+@dataclasses.dataclass(frozen=True)
+class SafeSubgame:
+  """A subgame to re-solve safely: `game` (its ranges: the player's own, and the opponent's prior for
+  the Resolve gadget), the `opponent`'s tree player, and `alternatives` [H]: the counterfactual value
+  each of the opponent's hands can have instead of entering the subgame (`safe_subgame`: its best
+  response to the strategy being replaced, e.g. the blueprint's). Solved by `safe_subgame_solver`."""
+
+  game: Subgame
+  alternatives: jax.Array  # [H] the opponent's counterfactual values, in the units of `game`'s values
+  opponent: jax.Array  # [] int32: the tree player (0 OOP, 1 IP) whose root reach the gadget chooses
+
+  num_players = 2
+  prefers_default_compiler = True
+
+  tree = property(lambda self: self.game.tree)
+  spot = property(lambda self: self.game.spot)
+  dtype = property(lambda self: self.game.dtype)
+  num_hands = property(lambda self: self.game.num_hands)
+  name = property(lambda self: self.game.name)
+  info = property(lambda self: self.game.info)
+  num_infosets = property(lambda self: self.game.num_infosets)
+  num_histories = property(lambda self: self.game.num_histories)
+
+  def evaluate_profile(self, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`game`'s (the prior ranges')."""
+    return self.game.evaluate_profile(policy)
+
+
+jax.tree_util.register_dataclass(
+  SafeSubgame, data_fields=['game', 'alternatives', 'opponent'], meta_fields=[]
+)
+
+
+def alternatives(game: Subgame, replaced: jax.Array, opponent: int) -> jax.Array:
+  """[H] the `opponent`'s alternatives: the counterfactual values at the root of its best response to
+  `replaced` [D, A, H] (the strategy the re-solve replaces) for each of its hands. A re-solve that
+  keeps every hand at or below these is no more exploitable in this subgame than `replaced` (Burch,
+  Johanson & Bowling 2014; Moravcik et al. 2016)."""
+  reach = subgame_module.reach_probabilities(game, replaced)
+  return subgame_module.counterfactual_values(game, replaced, reach, opponent, best_response=True)[0]
+
+
+def safe_subgame(game: Subgame, replaced: jax.Array, opponent: int) -> SafeSubgame:
+  """`game` to re-solve safely against `replaced` [D, A, H] (`alternatives`) for the `opponent`."""
+  return SafeSubgame(game, alternatives(game, replaced, opponent), jnp.asarray(opponent, jnp.int32))
+
+
+class SafeState(NamedTuple):
+  """The subgame solver's state and the gadget's regrets."""
+
+  inner: SubgameState
+  gadget_regret: jax.Array  # [2, H]: Resolve's (enter, take the alternative); Maxmargin's row 0 per hand
+
+
+def safe_subgame_solver(algorithm: str = defaults.ALGORITHM, gadget: str = 'maxmargin', **hyperparameters):
+  """A public-tree solver of `SafeSubgame`s (`subgame_solver(algorithm, **hyperparameters)` inside)
+  whose root is preceded by a gadget in which the opponent picks its reach at the root, hand by hand,
+  against the alternatives; the player's own range is the game's. Regret matching with floored regrets
+  (CFR+'s rule) solves the gadget.
+
+  - 'resolve' (Burch et al. 2014): each of the opponent's hands, weighted by its prior range, enters
+    or takes its alternative. At equilibrium no hand gets more than its alternative; below that the
+    re-solve plays for the prior's hands.
+  - 'maxmargin' (Moravcik et al. 2016): the opponent picks the hands (any distribution) whose margin,
+    value per unit of the player's compatible range over the alternative, is largest, so the
+    re-solve maximises the smallest margin over all the opponent's hands, whatever the prior.
+
+  Its policies are the subgame's [D, A, H]; the opponent's average is the gadget's mix, not a
+  strategy to play."""
+  if gadget not in GADGETS:
+    raise ValueError(f'gadget must be one of {", ".join(GADGETS)}, got {gadget!r}')
+  inner, _, step = _build(algorithm, hyperparameters)
+
+  def init(game: SafeSubgame, key: jax.Array | None = None) -> SafeState:
+    return SafeState(inner.init(game.game, key), jnp.zeros((2, game.num_hands), game.dtype))
+
+  def masses(game: SafeSubgame) -> jax.Array:
+    """[H] the player's range on the hands that share no card with each of the opponent's."""
+    spot = game.game.spot
+    own = jnp.where(game.opponent == 0, spot.ranges[1], spot.ranges[0])
+    return showdown.compatible_mass(spot.hands, own[None])[0]
+
+  def entering(state: SafeState, game: SafeSubgame) -> tuple[jax.Array, jax.Array]:
+    """(the opponent's reach at the root [H], the gadget's strategy: the share entering [H])."""
+    spot, regret = game.game.spot, jnp.maximum(state.gadget_regret, 0)
+    if gadget == 'maxmargin':
+      total = regret[0].sum()
+      share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 1 / game.num_hands)
+      mass = masses(game)
+      return jnp.where(mass > 0, share / jnp.where(mass > 0, mass, 1), 0), share
+    total = regret.sum(0)
+    share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 0.5)
+    return spot.ranges[game.opponent] * share, share
+
+  def with_reach(game: SafeSubgame, reach: jax.Array) -> Subgame:
+    spot = game.game.spot
+    ranges = spot.ranges.at[game.opponent].set(reach.astype(spot.ranges.dtype))
+    return dataclasses.replace(game.game, spot=dataclasses.replace(spot, ranges=ranges))
+
+  def update(state: SafeState, game: SafeSubgame) -> SafeState:
+    reach, share = entering(state, game)
+    next_inner, roots = step(state.inner, with_reach(game, reach), None)
+    value, alternative = roots[game.opponent], game.alternatives
+    if gadget == 'maxmargin':
+      mass = masses(game)
+      margin = jnp.where(mass > 0, (value - alternative) / jnp.where(mass > 0, mass, 1), 0)
+      regret = jnp.stack([margin - (share * margin).sum(), jnp.zeros_like(margin)])
+    else:
+      mixed = share * value + (1 - share) * alternative
+      regret = jnp.stack([value - mixed, alternative - mixed])
+    return SafeState(next_inner, jnp.maximum(state.gadget_regret + regret, 0))
+
+  def current_policy(state: SafeState, game: SafeSubgame) -> jax.Array:
+    return inner.current_policy(state.inner, game.game)
+
+  def average_policy(state: SafeState, game: SafeSubgame) -> jax.Array:
+    return inner.average_policy(state.inner, game.game)
+
+  return Solver(
+    init,
+    update,
+    current_policy,
+    average_policy,
+    name=f'{algorithm}+{gadget}',
+    hyperparameters={**inner.hyperparameters, 'gadget': gadget},
+  )
