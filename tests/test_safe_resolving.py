@@ -13,7 +13,7 @@ from test_poker_solver import RIVER, spot_game
 
 import jaxcfr
 from jaxcfr.poker import showdown, subgame
-from jaxcfr.poker.solver import GADGETS, alternatives, safe_subgame, safe_subgame_solver, subgame_solver
+from jaxcfr.poker.solver import GADGETS, safe_subgame, safe_subgame_solver, subgame_solver
 from jaxcfr.poker.tree import TreeConfig, street_sizes
 
 
@@ -36,11 +36,16 @@ def _cf_values(game, policy, opponent_reach):
   return subgame.counterfactual_values(game, policy, reach, 0)[0]
 
 
+@functools.partial(jax.jit, static_argnums=2)
+def _best_response(game, policy, opponent):
+  reach = subgame.reach_probabilities(game, policy)
+  return subgame.counterfactual_values(game, policy, reach, opponent, best_response=True)[0]
+
+
 def _gains(game, policy, opponent):
   """Per hand of `opponent`: its best-response value against `policy` minus its alternative, per unit
   of the other player's compatible range, in chips [H]; and that compatible mass [H]."""
-  reach = subgame.reach_probabilities(game.game, policy)
-  best = subgame.counterfactual_values(game.game, policy, reach, opponent, best_response=True)[0]
+  best = _best_response(game.game, policy, opponent)
   own = game.game.spot.ranges[1 - opponent]
   mass = np.asarray(showdown.compatible_mass(game.game.spot.hands, own[None])[0])
   return (np.asarray(best) - np.asarray(game.alternatives)) / mass, mass
@@ -58,7 +63,7 @@ def test_one_gadget_update_follows_its_rule(gadget):
   enters with each hand uniformly (Maxmargin: reach 1/H per unit of the compatible mass; Resolve: half
   of its prior); the subgame's update is the plain solver's on the game with that reach; the gadget's
   regrets are its rule applied to the root values of the uniform strategy."""
-  game = spot_game(RIVER, 3)
+  game = spot_game(SMALL_RIVER, 3)
   legal = np.asarray(game.tree.legal)
   uniform = jnp.asarray(legal / legal.sum(1, keepdims=True) * np.ones((1, 1, game.num_hands)))
   rng = np.random.default_rng(0)
@@ -115,13 +120,14 @@ def test_a_safe_re_solve_keeps_every_hand_at_or_below_its_alternative(gadget):
 
 
 def test_alternatives_are_the_best_responses_values():
-  """`alternatives` at the root: the opponent's best-response counterfactual values, whose range
-  weighted sum over the deals' weight is its best-response payoff per deal (`subgame`'s)."""
+  """`alternatives` (through `safe_subgame`) at the root: the opponent's best-response counterfactual
+  values, whose range-weighted sum over the deals' weight is its best-response payoff per deal
+  (`subgame`'s)."""
   game = spot_game(RIVER, 7)
   legal = np.asarray(game.tree.legal)
   policy = jnp.asarray(legal / legal.sum(1, keepdims=True) * np.ones((1, 1, game.num_hands)))
-  best = subgame.best_response_values(game, policy)
+  best = jax.jit(subgame.best_response_values)(game, policy)
   for opponent in (0, 1):
-    values = alternatives(game, policy, opponent)
+    values = safe_subgame(game, policy, opponent).alternatives
     total = (game.spot.ranges[opponent] * values).sum() / subgame.normalizer(game)
     np.testing.assert_allclose(total, best[opponent], rtol=1e-12)

@@ -119,7 +119,7 @@ from jaxcfr.poker import defaults, depth_limited, lbr, nlhe, subgame, tree
 from jaxcfr.poker.solver import (
   GADGETS,
   SafeSubgame,
-  alternatives,
+  safe_subgame,
   safe_subgame_solver,
   subgame_solver,
   subgame_warm_start,
@@ -661,17 +661,10 @@ def _prepare(state, b, ranges, config, shapes, blueprint) -> tuple:
       raise ValueError('a river re-solve with a gadget needs the blueprint (its alternatives)')
     replaced = jax.numpy.asarray(blueprint_policy(blueprint, state, b, game))
     opponent = int(state.to_act[b])  # tree player 0 is seat 1: the opponent's is the bot's seat number
-    game = SafeSubgame(game, _alternatives()(game, replaced, opponent), np.int32(opponent))
+    game = safe_subgame(game, replaced, opponent)
   elif config.warm_start[1] and blueprint is not None and info.config.street == 3:
     warm = blueprint_policy(blueprint, state, b, game)
   return game, warm
-
-
-@functools.cache
-def _alternatives():
-  """`alternatives`, compiled (per tree shape and opponent; a program returns arrays only, since its
-  output's static fields, such as a tree's `TreeInfo`, would be those of the first game traced)."""
-  return backend.jit(alternatives, game=subgame.Subgame, static_argnums=2)
 
 
 def _finish(state, b, game, policy, iterations, exploitability_pct, seconds) -> Solved:

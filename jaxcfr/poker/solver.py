@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import algorithms, solvers
+from jaxcfr import algorithms, backend, solvers
 from jaxcfr.poker import defaults, showdown
 from jaxcfr.poker import subgame as subgame_module
 from jaxcfr.poker.subgame import PublicTree, Subgame, policy_edges, take, take_padded
@@ -283,8 +283,17 @@ def alternatives(game: Subgame, replaced: jax.Array, opponent: int) -> jax.Array
 
 
 def safe_subgame(game: Subgame, replaced: jax.Array, opponent: int) -> SafeSubgame:
-  """`game` to re-solve safely against `replaced` [D, A, H] (`alternatives`) for the `opponent`."""
-  return SafeSubgame(game, alternatives(game, replaced, opponent), jnp.asarray(opponent, jnp.int32))
+  """`game` to re-solve safely against `replaced` [D, A, H] (`alternatives`, compiled per tree shape)
+  for the `opponent` (0 or 1)."""
+  values = _alternatives_program()(game, replaced, int(opponent))
+  return SafeSubgame(game, values, jnp.asarray(opponent, jnp.int32))
+
+
+@functools.cache
+def _alternatives_program():
+  """`alternatives`, jitted (it returns an array: a jitted function that returned a game would carry the
+  first traced game's static fields, such as its tree's `TreeInfo`, which compare equal across shapes)."""
+  return backend.jit(alternatives, game=Subgame, static_argnums=2)
 
 
 class SafeState(NamedTuple):
