@@ -312,9 +312,9 @@ def safe_subgame_solver(algorithm: str = defaults.ALGORITHM, gadget: str = 'maxm
   - 'resolve' (Burch et al. 2014): each of the opponent's hands, weighted by its prior range, enters
     or takes its alternative. At equilibrium no hand gets more than its alternative; below that the
     re-solve plays for the prior's hands.
-  - 'maxmargin' (Moravcik et al. 2016): the opponent picks the hands (any distribution) whose margin,
-    value per unit of the player's compatible range over the alternative, is largest, so the
-    re-solve maximises the smallest margin over all the opponent's hands, whatever the prior.
+  - 'maxmargin' (Moravcik et al. 2016): the opponent picks the hands (any distribution) whose gain,
+    value over the alternative per unit of the player's compatible range, is largest, so the re-solve
+    maximises the smallest margin (minus the gain) over all the opponent's hands, whatever the prior.
 
   Its policies are the subgame's [D, A, H]; the opponent's average is the gadget's mix, not a
   strategy to play."""
@@ -354,8 +354,8 @@ def safe_subgame_solver(algorithm: str = defaults.ALGORITHM, gadget: str = 'maxm
     value, alternative = roots[game.opponent], game.alternatives
     if gadget == 'maxmargin':
       mass = masses(game)
-      margin = jnp.where(mass > 0, (value - alternative) / jnp.where(mass > 0, mass, 1), 0)
-      regret = jnp.stack([margin - (share * margin).sum(), jnp.zeros_like(margin)])
+      gain = jnp.where(mass > 0, (value - alternative) / jnp.where(mass > 0, mass, 1), 0)  # -margin
+      regret = jnp.stack([gain - (share * gain).sum(), jnp.zeros_like(gain)])
     else:
       mixed = share * value + (1 - share) * alternative
       regret = jnp.stack([value - mixed, alternative - mixed])
