@@ -120,8 +120,8 @@ def add_search_options(parser) -> None:
 
 def search_settings(args) -> tuple:
   """The search options of parsed `args` in `baselines.resolve_policy`'s order, after the spec."""
-  budgets = (args.think_seconds, args.search_streets, args.search_iterations)
-  return (*budgets, args.search_warm_start, args.search_gadget)
+  when_and_where = (args.think_seconds, args.search_streets, args.search_iterations)
+  return (*when_and_where, args.search_warm_start, args.search_gadget)
 
 
 def _rate(per_second: float) -> str:
