@@ -139,15 +139,13 @@ def main(argv=None) -> int:
         raise ValueError('--against goes with --pool')
       if len(args.policies) != 2:
         raise ValueError('give two policies, A and B')
-      options = (None, args.search_streets, args.search_iterations)
+      options = (None, args.search_streets, args.search_iterations, None, args.search_gadget)
       policies = [baselines.resolve_policy(spec, *options) for spec in args.policies]
       if args.range_floor is not None and not 0 <= args.range_floor < 1:
         raise ValueError(f'--range-floor must be in [0, 1), got {args.range_floor}')
       for policy in policies:
-        if hasattr(policy, 'config'):  # a search bot
-          changes = {'range_floor': args.range_floor, 'gadget': args.search_gadget}
-          changes = {k: v for k, v in changes.items() if v is not None}
-          policy.config = dataclasses.replace(policy.config, **changes)
+        if hasattr(policy, 'config') and args.range_floor is not None:  # a search bot
+          policy.config = dataclasses.replace(policy.config, range_floor=args.range_floor)
       backend.enable_compilation_cache()
       units, seconds = [], []
       for policy in policies:

@@ -18,6 +18,7 @@ blueprint's own (the mean over the spots): what a match against the blueprint me
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 import jax
@@ -28,16 +29,15 @@ from warm_start import spots
 from jaxcfr import backend
 from jaxcfr.poker import search, showdown, subgame
 from jaxcfr.poker.blueprint import load_policy
-from jaxcfr.poker.solver import alternatives
+from jaxcfr.poker.solver import safe_subgame
 
 KINDS = (None, *search.GADGETS)
 
 
-@jax.jit
+@functools.partial(jax.jit, static_argnums=2)
 def _best_response(game, policy, opponent):
   reach = subgame.reach_probabilities(game, policy)
-  values = [subgame.counterfactual_values(game, policy, reach, p, best_response=True)[0] for p in (0, 1)]
-  return jnp.where(opponent == 0, values[0], values[1])
+  return subgame.counterfactual_values(game, policy, reach, opponent, best_response=True)[0]
 
 
 @jax.jit
@@ -57,7 +57,7 @@ def gains(blueprint, state, b, iterations: int, gadget) -> tuple[float, float, f
   inner = game.game if gadget else game
   opponent = int(state.to_act[b])
   replaced = jnp.asarray(search.blueprint_policy(blueprint, state, b, inner))
-  alternative = np.asarray(jax.jit(alternatives, static_argnums=2)(inner, replaced, opponent))
+  alternative = np.asarray(safe_subgame(inner, replaced, opponent).alternatives)
   best = np.asarray(_best_response(inner, jnp.asarray(policy), opponent))
   own, prior = np.asarray(inner.spot.ranges[1 - opponent]), np.asarray(inner.spot.ranges[opponent])
   mass = np.asarray(showdown.compatible_mass(inner.spot.hands, jnp.asarray(own)[None])[0])
