@@ -15,7 +15,7 @@ import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker import cards, subgame
 from jaxcfr.poker.solver import SubgameState as _FusedState
-from jaxcfr.poker.solver import decision_rows, subgame_solver, subgame_warm_start
+from jaxcfr.poker.solver import decision_rows, edge_rows, subgame_solver, subgame_warm_start
 from jaxcfr.poker.subgame import policy_edges
 from jaxcfr.poker.tree import TreeConfig, street_sizes
 
@@ -48,8 +48,8 @@ def _solvers(algorithm: str, alternating: bool):
 
 
 def to_edges(tree: subgame.PublicTree, rows) -> tuple:
-  """The inverse of `decision_rows`: [D, A, H] by decision node and action -> per depth d >= 1 [n_d, H]
-  (0 on edges that no decision node owns)."""
+  """The inverse of `decision_rows`: [D, A, H] by decision node and action -> per depth d >= 1 [e_d, H],
+  the rows in `tree.edge_bounds` (0 on edges that no decision node owns)."""
   rows = np.asarray(rows)
   edges, r = [], 0
   for d, sizes in enumerate(tree.level_sizes[:-1]):
@@ -57,7 +57,7 @@ def to_edges(tree: subgame.PublicTree, rows) -> tuple:
     edge = np.zeros((following + 1, rows.shape[-1]))
     m = sizes[0]
     np.add.at(edge, np.asarray(tree.children[d]).reshape(-1), rows[r : r + m].reshape(-1, rows.shape[-1]))
-    edges.append(jnp.asarray(edge[:following]))
+    edges.append(jnp.asarray(edge[slice(*tree.edge_bounds[d + 1])]))
     r += m
   return tuple(edges)
 
@@ -131,8 +131,8 @@ def test_decision_rows_lay_edges_out_by_node_and_action():
   game = spot_game(TURN, 3)
   tree = game.tree
   edges = tuple(
-    jnp.arange(sum(sizes), dtype=jnp.float64)[:, None] + 1000 * (d + 1) + jnp.zeros((1, game.num_hands))
-    for d, sizes in enumerate(tree.level_sizes[1:])
+    jnp.arange(start, stop, dtype=jnp.float64)[:, None] + 1000 * (d + 1) + jnp.zeros((1, game.num_hands))
+    for d, (start, stop) in enumerate(tree.edge_bounds[1:])
   )
   rows = np.asarray(decision_rows(tree, edges))[..., 0]
   r = 0
@@ -147,13 +147,21 @@ def test_decision_rows_lay_edges_out_by_node_and_action():
   legal = np.asarray(tree.legal)
   policy = np.where(legal, np.random.default_rng(1).random((*legal.shape[:2], game.num_hands)), 0)
   edges = jax.jit(policy_edges)(tree, jnp.asarray(policy))
-  np.testing.assert_array_equal(np.where(legal, jax.jit(decision_rows)(tree, edges), 0), policy)
-  below_chance = 0
+  np.testing.assert_array_equal(
+    np.where(legal, jax.jit(decision_rows)(tree, edge_rows(tree, edges)), 0), policy
+  )
+  below_chance = left_out = 0
   for d, edge in enumerate(edges):
     chance = np.asarray(tree.parent_player[d + 1]) == 2
     assert np.all(np.asarray(edge)[chance] == 1)
     below_chance += chance.sum()
-  assert below_chance > 40
+    # The solver keeps state for every node below a decision; the rows it leaves out are below chance.
+    start, stop = tree.edge_bounds[d + 1]
+    outside = np.ones(len(chance), bool)
+    outside[start:stop] = False
+    assert np.all(chance[outside])
+    left_out += outside.sum()
+  assert below_chance > 40 and left_out == below_chance
 
 
 @functools.cache
@@ -186,7 +194,8 @@ def test_a_warm_start_with_the_current_strategy_is_an_update(algorithm, config, 
   current = solver.current_policy(state, game)
   assert float(jnp.abs(current - 1 / 2).max()) > 0.1  # not a uniform strategy
   after, expected = warm(state, game, current, 1), update(state, game)
-  first = [(game.tree.parent_player[d + 1] == 0)[:, None] for d in range(len(after.cumulative_regret))]
+  actors = edge_rows(game.tree, game.tree.parent_player[1:])
+  first = [(actor == 0)[:, None] for actor in actors]
   pairs = [(after.cumulative_policy, expected.cumulative_policy, None)]
   if alternating:
     pairs.append((after.cumulative_regret, expected.cumulative_regret, first))

@@ -28,6 +28,8 @@ import numpy as np
 
 from abstractions import hand_rank
 
+BOARDS_PER_STEP = 2  # river boards swept together per step of the loop over boards (1.035x faster turn
+# iterations than 1 on a 2-core CPU, alternating in one process; 4 and more are slower)
 INDEX = jnp.int16  # the tables' positions: below 52 * (K + 1) <= 2,600 and H + 1 <= 1,327
 
 
@@ -176,8 +178,9 @@ def showdown_values(
   [R, M] the row of each board's showdowns (S pads), `amount` [R, 1, M] what a showdown's loser
   loses, `mask` [R, H] 0 where the river board blocks the hand.
 
-  Per board (`lax.map`): the board's rows are gathered and turned to [H, M] (hands leading, so that
-  the sweep's gathers move rows), swept, and turned back while they are in cache.
+  Per board (`lax.map`, `BOARDS_PER_STEP` boards at a time): the board's rows are gathered and
+  turned to [H, M] (hands leading, so that the sweep's gathers move rows), swept, and turned back
+  while they are in cache.
   """
   if tables.matrix is not None:
     grouped = jnp.swapaxes(opponent[source], 1, 2)  # [R, H, M]
@@ -192,7 +195,7 @@ def showdown_values(
   boards = (source, amount, mask, *_per_board(tables))
   if source.shape[0] == 1:  # a river spot: no loop around its one board
     return one(jax.tree.map(lambda x: x[0], boards))[None]
-  return jax.lax.map(one, boards)
+  return jax.lax.map(one, boards, batch_size=BOARDS_PER_STEP)
 
 
 def board_difference(

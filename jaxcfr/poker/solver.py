@@ -3,12 +3,13 @@
 The regret rules are the full-width family's (`solvers.regret_rule`: CFR+, DCFR, PCFR+, ...); what
 differs is the layout. Regrets and the average strategy's weights are kept per **edge**: the row of
 a node below a decision holds the regret and the accumulated reach of the action that leads to it,
-`[n_d, H]` per depth d (hands last, dense along them). That layout has no padding to the widest
-node, and a player's half-iteration is one top-down pass (strategies by regret matching over each
-node's children, both players' reaches, the average's increments) and one bottom-up pass (values,
-and the regret update of each depth's edges as soon as the depth above has its values), so XLA
-fuses each depth's work into a few loops over arrays that stay in cache. Updates alternate between
-the players, as the full-width family's do by default.
+`[e_d, H]` per depth d (hands last, dense along them): the depth's rows in `PublicTree.edge_bounds`,
+which leave out the nodes that chance deals into (they have no action, so nothing to keep). That
+layout has no padding to the widest node, and a player's half-iteration is one top-down pass
+(strategies by regret matching over each node's children, both players' reaches, the average's
+increments) and one bottom-up pass (values, and the regret update of each depth's edges as soon as
+the depth above has its values), so XLA fuses each depth's work into a few loops over arrays that
+stay in cache. Updates alternate between the players, as the full-width family's do by default.
 
     solver = subgame_solver('dcfr')
     state = solver.init(game)
@@ -45,9 +46,9 @@ class SubgameState(NamedTuple):
   """Solver state over a public tree, per depth d = 1 .. L - 1 (the root has no edge)."""
 
   iteration: jax.Array  # [] int32: iterations completed
-  cumulative_regret: tuple[jax.Array, ...]  # per depth [n_d, H]: of the action into each node
-  cumulative_policy: tuple[jax.Array, ...]  # per depth [n_d, H]: weighted sum of the acting player's reach
-  rule_state: Any  # the regret rule's own state per depth (PCFR+'s prediction [n_d, H]) or ()
+  cumulative_regret: tuple[jax.Array, ...]  # per depth [e_d, H]: of the action into each node
+  cumulative_policy: tuple[jax.Array, ...]  # per depth [e_d, H]: weighted sum of the acting player's reach
+  rule_state: Any  # the regret rule's own state per depth (PCFR+'s prediction [e_d, H]) or ()
 
 
 def match(regret: jax.Array, legal: jax.Array) -> jax.Array:
@@ -65,28 +66,41 @@ def normalize(weights: jax.Array, legal: jax.Array) -> jax.Array:
 
 
 def decision_rows(tree: PublicTree, edges) -> jax.Array:
-  """[D, A, H]: per-edge arrays (per depth d >= 1, [n_d, H]) laid out by decision node and action
-  (0 on the padding actions)."""
+  """[D, A, H]: per-edge arrays (per depth d >= 1, [e_d, H]: the rows in `tree.edge_bounds`) laid out
+  by decision node and action (0 on the padding actions)."""
   rows = []
   for d, sizes in enumerate(tree.level_sizes[:-1]):
-    if sizes[DECISION]:
-      rows.append(take_padded(edges[d], tree.children[d]))  # edges[d]: the edges into depth d + 1
+    if sizes[DECISION]:  # edges[d]: the edges into depth d + 1; padding children read the zero row
+      rows.append(take_padded(edges[d], tree.children[d] - tree.edge_bounds[d + 1][0]))
   return jnp.concatenate(rows)
 
 
+def edge_rows(tree: PublicTree, nodes) -> list[jax.Array]:
+  """Per depth d >= 1 the rows in `tree.edge_bounds` of per-node arrays (per depth d >= 1, [n_d, ...])."""
+  return [x[slice(*bounds)] for x, bounds in zip(nodes, tree.edge_bounds[1:], strict=True)]
+
+
+def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
+  """[n_d, H]: edge probabilities `edge` [e_d, H] of `depth` over all its nodes (1 into the nodes that
+  chance deals into)."""
+  start, stop = tree.edge_bounds[depth]
+  return jnp.pad(edge, ((start, sum(tree.level_sizes[depth]) - stop), (0, 0)), constant_values=1)
+
+
 def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Array:
-  """[n_d, H]: the probability of the action into each node of `depth` (>= 1), from non-negative
-  `weights` [n_d, H] normalised over each decision node's children (uniform over its legal actions
-  where they sum to 0); 1 into the children of chance nodes."""
+  """[e_d, H]: the probability of the action into each node of `depth` (>= 1) with an edge, from
+  non-negative `weights` [e_d, H] normalised over each decision node's children (uniform over its legal
+  actions where they sum to 0); 1 into the children of chance nodes."""
   start = sum(sizes[DECISION] for sizes in tree.level_sizes[: depth - 1])
   rows = tree.level_sizes[depth - 1][DECISION]
-  from_decision = tree.parent_player[depth] < 2  # [n_d]
+  first, stop = tree.edge_bounds[depth]
+  from_decision = tree.parent_player[depth][first:stop] < 2  # [e_d]
   if not rows:
     return jnp.ones_like(weights)
   weights = jnp.where(from_decision[:, None], weights, 0)
-  total = take_padded(weights, tree.children[depth - 1]).sum(1)  # [m, H]
+  total = take_padded(weights, tree.children[depth - 1] - first).sum(1)  # [m, H]
   legal = tree.legal[start : start + rows, :, 0].sum(1).astype(weights.dtype)  # [m]
-  parent = jnp.where(from_decision, tree.parent[depth], 0)
+  parent = jnp.where(from_decision, tree.parent[depth][first:stop], 0)
   total = take(total, parent)
   strategy = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), (1 / legal)[parent][:, None])
   return jnp.where(from_decision[:, None], strategy, 1)
@@ -124,11 +138,12 @@ def _build(algorithm: str, hyperparameters: dict):
 
   def init(game: Subgame, key: jax.Array | None = None) -> SubgameState:
     del key  # nothing is sampled
-    zeros = tuple(jnp.zeros((sum(sizes), game.num_hands), game.dtype) for sizes in game.tree.level_sizes[1:])
+    bounds = game.tree.edge_bounds[1:]
+    zeros = tuple(jnp.zeros((stop - start, game.num_hands), game.dtype) for start, stop in bounds)
     return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(rule.init(z) for z in zeros))
 
   def strategies(state: SubgameState, game: Subgame) -> list[jax.Array]:
-    """Per depth d >= 1 [n_d, H]: the current strategy's probability of each edge."""
+    """Per depth d >= 1 [e_d, H]: the current strategy's probability of each edge."""
     return [
       _edge_strategy(game.tree, jnp.maximum(rule.matched_regret(regret, rule_state), 0), d + 1)
       for d, (regret, rule_state) in enumerate(zip(state.cumulative_regret, state.rule_state, strict=True))
@@ -146,7 +161,7 @@ def _build(algorithm: str, hyperparameters: dict):
 
   def step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
     """One iteration, and each player's counterfactual values at the root [2, H] in it (those of its
-    own update's pass); `played` (per depth [n_d, H] edge probabilities, or None) replaces the
+    own update's pass); `played` (per depth [e_d, H] edge probabilities, or None) replaces the
     strategy that regret matching gives, for warm starts."""
     tree, spot = game.tree, game.spot
     t = state.iteration + 1
@@ -158,6 +173,7 @@ def _build(algorithm: str, hyperparameters: dict):
       edge = played
       if edge is None:
         edge = strategies(SubgameState(t, tuple(regrets), (), tuple(rule_states)), game)
+      edge = [all_rows(tree, e, d) for d, e in enumerate(edge, 1)]  # per depth [n_d, H]
       # Top-down: both players' reaches. The average's weights of both players' edges gain their own
       # reach in the first half: a player's reach depends on its own strategy only, which the other
       # half does not change (one pass over the weights per iteration instead of two).
@@ -169,8 +185,9 @@ def _build(algorithm: str, hyperparameters: dict):
           take(reach[-1], tree.parent[d]) * take(spot.card_mask, tree.edge_card[d])[:, None, :] * step
         )
         if players == groups[0]:  # both players' edges: a player's own reach is the same in both halves
-          own = jnp.where(actor[:, None] == 0, reach[-1][:, 0], reach[-1][:, 1])
-          weights[d - 1] = jnp.where((actor < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
+          kept = slice(*tree.edge_bounds[d])
+          own = jnp.where(actor[kept, None] == 0, reach[-1][kept, 0], reach[-1][kept, 1])
+          weights[d - 1] = jnp.where((actor[kept] < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
       # Bottom-up, per updating player: values, and each depth's edge regrets once the depth above
       # has its values.
       instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None
@@ -196,10 +213,11 @@ def _build(algorithm: str, hyperparameters: dict):
           parts.append(showdowns[a : a + sizes[SHOWDOWN]])
           value = jnp.concatenate(parts)
           if d + 1 < len(tree.level_sizes):
-            mine = (tree.parent_player[d + 1] == player)[:, None]
-            regret = jnp.where(
-              mine, below - take(value, jnp.where(tree.parent_player[d + 1] < 2, tree.parent[d + 1], 0)), 0
-            )
+            kept = slice(*tree.edge_bounds[d + 1])
+            actor = tree.parent_player[d + 1][kept]
+            mine = (actor == player)[:, None]
+            parent = jnp.where(actor < 2, tree.parent[d + 1][kept], 0)
+            regret = jnp.where(mine, below[kept] - take(value, parent), 0)
             if instant is None:
               cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
               on = functools.partial(jnp.where, mine)
@@ -212,7 +230,9 @@ def _build(algorithm: str, hyperparameters: dict):
       if instant is not None:
         for d, regret in enumerate(instant):
           cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
-          on = functools.partial(jnp.where, (tree.parent_player[d + 1] < 2)[:, None])
+          on = functools.partial(
+            jnp.where, (tree.parent_player[d + 1][slice(*tree.edge_bounds[d + 1])] < 2)[:, None]
+          )
           regrets[d] = on(cumulative, regrets[d])
           rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
     return SubgameState(t, tuple(regrets), tuple(weights), tuple(rule_states)), jnp.stack(roots)
@@ -221,7 +241,7 @@ def _build(algorithm: str, hyperparameters: dict):
     return step(state, game, None)[0]
 
   def warm_start(state: SubgameState, game: Subgame, policy: jax.Array, iterations) -> SubgameState:
-    played = policy_edges(game.tree, policy)
+    played = edge_rows(game.tree, policy_edges(game.tree, policy))
     return jax.lax.fori_loop(0, iterations, lambda _, s: step(s, game, played)[0], state)
 
   solver = Solver(

@@ -36,8 +36,9 @@ class TreeInfo:
   """Host-side description of a public tree (its config, nodes with labels, the river boards'
   deck positions); compares by its shape, so spots of one tree shape share compiled programs."""
 
-  def __init__(self, config: TreeConfig, nodes, river_keys, decisions, shape_key: tuple):
+  def __init__(self, config: TreeConfig, nodes, river_keys, decisions, groups, shape_key: tuple):
     self.config = config
+    self.groups = groups  # per depth the counts of the six groups of nodes (`GROUPS`), padding included
     self.nodes = nodes  # as `tree.build` returns them (breadth-first)
     self.river_keys = river_keys  # [R] tuples of deck positions dealt before each river board
     self.decisions = decisions  # [D] the node (in `nodes`) of each decision row, -1 for padding
@@ -64,8 +65,10 @@ class PublicTree:
   """The public tree's structure as per-depth arrays (a pytree; the sizes are static).
 
   The nodes of each depth are ordered by kind: decision nodes, chance nodes, fold nodes, showdown
-  nodes (`level_sizes`), so that a depth's values are one concatenation and no pass scatters. A
-  child is named by its position in the next depth; that depth's size pads.
+  nodes (`level_sizes`), so that a depth's values are one concatenation and no pass scatters; the
+  nodes that chance deals into come first among the decision nodes and last among the showdown
+  nodes (`GROUPS`), so that the rest, the rows the solver keeps state for, are one slice
+  (`edge_bounds`). A child is named by its position in the next depth; that depth's size pads.
   """
 
   parent: tuple[jax.Array, ...]  # per depth [n_d] int32: position of the parent in depth d - 1
@@ -84,6 +87,7 @@ class PublicTree:
   showdown_slot: jax.Array  # [S] int32: each showdown's (board, slot) position, board * M + slot
   showdown_grouped_amount: jax.Array  # [R, 1, M]: what the loser of each showdown loses, 0 for padding
   level_sizes: tuple[tuple[int, int, int, int], ...]  # per depth: decision, chance, fold, showdown nodes
+  edge_bounds: tuple[tuple[int, int], ...]  # per depth: [start, stop) of the rows the solver keeps state for
   info: TreeInfo
 
   @property
@@ -118,7 +122,7 @@ jax.tree_util.register_dataclass(
     'showdown_slot',
     'showdown_grouped_amount',
   ],
-  meta_fields=['level_sizes', 'info'],
+  meta_fields=['level_sizes', 'edge_bounds', 'info'],
 )
 
 
@@ -130,9 +134,9 @@ class Spot:
   hands: jax.Array  # [H, 2] int32: the hole pairs the board leaves, in HOLES order
   ranges: jax.Array  # [2, H]: OOP's and IP's weights
   remaining: jax.Array  # [C] int32: the cards left in the deck, by position
-  card_mask: jax.Array  # [C + 1, H]: 0 where a hand holds the card at that position (row C: ones)
+  card_mask: jax.Array  # [C + 1, H] bool: False where a hand holds the card at that position (row C: True)
   tables: showdown.ShowdownTables  # per river board
-  river_mask: jax.Array  # [R, H]: 0 where a river board holds a card of the hand
+  river_mask: jax.Array  # [R, H] bool: False where a river board holds a card of the hand
 
 
 jax.tree_util.register_dataclass(
@@ -188,23 +192,51 @@ jax.tree_util.register_dataclass(Subgame, data_fields=['tree', 'spot'], meta_fie
 
 # Building.
 
+# The groups a depth's nodes are ordered in. Kinds first (decision, chance, fold, showdown nodes), and
+# within the decision and showdown nodes those that a chance node deals into apart, at the two ends:
+# the nodes between them are the ones below a decision (and chance nodes), whose rows the solver's
+# per-edge state keeps (`PublicTree.edge_bounds`); on a turn tree the river roots are a tenth of the
+# nodes and hold no regret or average.
+GROUPS = (
+  'decision below chance',
+  'decision',
+  'chance',
+  'fold',
+  'showdown',
+  'showdown below chance',
+)
+_KIND_OF_GROUP = (DECISION, DECISION, CHANCE, FOLD, SHOWDOWN, SHOWDOWN)
+
+
+def _kinds(groups) -> tuple[int, int, int, int]:
+  """A depth's decision, chance, fold and showdown counts from its six group counts."""
+  return (groups[0] + groups[1], groups[2], groups[3], groups[4] + groups[5])
+
+
+def _edge_bounds(groups) -> tuple[int, int]:
+  """[start, stop) of a depth's rows that have an edge in the solver's state."""
+  return groups[0], sum(groups) - groups[5]
+
 
 @dataclasses.dataclass(frozen=True)
 class TreeShape:
   """What fixes a public tree's array shapes (and so its compiled programs): per depth the counts of
-  decision, chance, fold and showdown nodes, the most actions, and the showdowns per river board."""
+  its six groups of nodes (`GROUPS`), the most actions, and the showdowns per river board."""
 
-  level_sizes: tuple[tuple[int, int, int, int], ...]
+  groups: tuple[tuple[int, int, int, int, int, int], ...]
   width: int
   slots_per_board: int
 
+  @property
+  def level_sizes(self) -> tuple[tuple[int, int, int, int], ...]:
+    """Per depth the counts of decision, chance, fold and showdown nodes."""
+    return tuple(_kinds(groups) for groups in self.groups)
+
   def union(self, other: TreeShape) -> TreeShape:
     """The smallest shape that holds both (elementwise maxima)."""
-    depth = max(len(self.level_sizes), len(other.level_sizes))
-    pad = lambda sizes: sizes + ((0, 0, 0, 0),) * (depth - len(sizes))
-    levels = tuple(
-      tuple(map(max, a, b)) for a, b in zip(pad(self.level_sizes), pad(other.level_sizes), strict=True)
-    )
+    depth = max(len(self.groups), len(other.groups))
+    pad = lambda groups: groups + ((0,) * len(GROUPS),) * (depth - len(groups))
+    levels = tuple(tuple(map(max, a, b)) for a, b in zip(pad(self.groups), pad(other.groups), strict=True))
     return TreeShape(levels, max(self.width, other.width), max(self.slots_per_board, other.slots_per_board))
 
   def covers(self, other: TreeShape) -> bool:
@@ -214,7 +246,7 @@ class TreeShape:
 def tree_shape(config: TreeConfig) -> TreeShape:
   """The shape of the tree of `config` without padding."""
   tree = build_tree(config)
-  return TreeShape(tree.level_sizes, tree.num_actions, tree.showdown_grouped_amount.shape[-1])
+  return TreeShape(tree.info.groups, tree.num_actions, tree.showdown_grouped_amount.shape[-1])
 
 
 def envelope(configs) -> TreeShape:
@@ -240,37 +272,49 @@ def build_tree(config: TreeConfig, dtype=jnp.float32, shape: TreeShape | None = 
   depth = [0] * len(nodes)
   for i, node in enumerate(nodes[1:], 1):
     depth[i] = depth[node.parent] + 1
-  num_depths = max(depth) + 1 if shape is None else max(max(depth) + 1, len(shape.level_sizes))
-  by_depth = [[[] for _ in range(4)] for _ in range(num_depths)]  # [depth][kind] -> nodes
+  num_depths = max(depth) + 1 if shape is None else max(max(depth) + 1, len(shape.groups))
+  by_depth = [[[] for _ in GROUPS] for _ in range(num_depths)]  # [depth][group] -> nodes
   for i, node in enumerate(nodes):
-    by_depth[depth[i]][node.kind].append(i)
-  sizes = [tuple(len(members) for members in kinds) for kinds in by_depth]
-  width = max(len(nodes[i].children) for kinds in by_depth for i in kinds[DECISION])
+    dealt_into = node.parent >= 0 and nodes[node.parent].kind == CHANCE
+    group = {DECISION: 0 if dealt_into else 1, CHANCE: 2, FOLD: 3, SHOWDOWN: 5 if dealt_into else 4}[
+      node.kind
+    ]
+    by_depth[depth[i]][group].append(i)
+  groups = [tuple(len(members) for members in depth_groups) for depth_groups in by_depth]
+  width = max(len(nodes[i].children) for depth_groups in by_depth for g in (0, 1) for i in depth_groups[g])
   river_keys = sorted({tuple(sorted(n.dealt)) for n in nodes if n.kind == SHOWDOWN})
   board_row = {key: r for r, key in enumerate(river_keys)}
   per_board = np.bincount([board_row[tuple(sorted(n.dealt))] for n in nodes if n.kind == SHOWDOWN])
   slots_per_board = max(1, int(per_board.max(initial=0)))
   if shape is not None:
-    own = TreeShape(tuple(sizes), width, slots_per_board)
+    own = TreeShape(tuple(groups), width, slots_per_board)
     if not shape.covers(own):
       raise ValueError('the tree does not fit the shape it is padded to (build the shape with `envelope`)')
-    sizes, width, slots_per_board = list(shape.level_sizes), shape.width, shape.slots_per_board
+    groups, width, slots_per_board = list(shape.groups), shape.width, shape.slots_per_board
+  none = -1  # the padding marker in the host lists below
+  # Per depth and kind the nodes in row order, each group followed by its padding.
+  rows_of = []
+  for depth_groups, counts in zip(by_depth, groups, strict=True):
+    kinds = [[] for _ in range(4)]
+    for group, (members, count) in enumerate(zip(depth_groups, counts, strict=True)):
+      kinds[_KIND_OF_GROUP[group]] += members + [none] * (count - len(members))
+    rows_of.append(kinds)
+  sizes = [_kinds(counts) for counts in groups]
   position = {}
-  for kinds, counts in zip(by_depth, sizes, strict=True):
-    for kind, members in enumerate(kinds):
-      for j, i in enumerate(members):
-        position[i] = sum(counts[:kind]) + j
+  for kinds in rows_of:
+    for j, i in enumerate(i for members in kinds for i in members):
+      if i != none:
+        position[i] = j
   # A chance node deals every card left: its width depends on the street and the deck only.
   chance_width = config.deck_size - BOARD_SIZE[config.street]
   half = config.pot / 2
-  none = -1  # the padding marker in the host lists below
   levels = {
     name: [] for name in ('parent', 'slot', 'parent_player', 'edge_card', 'children', 'chance_children')
   }
   decisions, folds, showdowns, chance_weight = [], [], [], []
-  for d, (kinds, counts) in enumerate(zip(by_depth, sizes, strict=True)):
+  for d, (kinds, counts) in enumerate(zip(rows_of, sizes, strict=True)):
     following = sum(sizes[d + 1]) if d + 1 < len(sizes) else 0
-    members = [i for kind, group in enumerate(kinds) for i in group + [none] * (counts[kind] - len(group))]
+    members = [i for group in kinds for i in group]
     parents = [nodes[i].parent if i != none else none for i in members]
     levels['parent'].append([position[p] if p >= 0 else 0 for p in parents])
     levels['slot'].append([nodes[i].slot if i != none else 0 for i in members])
@@ -285,17 +329,20 @@ def build_tree(config: TreeConfig, dtype=jnp.float32, shape: TreeShape | None = 
     )
     children = np.full((counts[DECISION], width), following, np.int32)
     for row, i in enumerate(kinds[DECISION]):
-      children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
+      if i != none:
+        children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
     chance_children = np.full((counts[CHANCE], chance_width), following, np.int32)
     for row, i in enumerate(kinds[CHANCE]):
-      chance_children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
+      if i != none:
+        chance_children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
     levels['children'].append(children)
     levels['chance_children'].append(chance_children)
-    decisions += kinds[DECISION] + [none] * (counts[DECISION] - len(kinds[DECISION]))
-    chance_weight += [1 / (config.deck_size - BOARD_SIZE[nodes[i].street] - 4) for i in kinds[CHANCE]]
-    chance_weight += [0.0] * (counts[CHANCE] - len(kinds[CHANCE]))
-    folds += kinds[FOLD] + [none] * (counts[FOLD] - len(kinds[FOLD]))
-    showdowns += kinds[SHOWDOWN] + [none] * (counts[SHOWDOWN] - len(kinds[SHOWDOWN]))
+    decisions += kinds[DECISION]
+    chance_weight += [
+      1 / (config.deck_size - BOARD_SIZE[nodes[i].street] - 4) if i != none else 0.0 for i in kinds[CHANCE]
+    ]
+    folds += kinds[FOLD]
+    showdowns += kinds[SHOWDOWN]
 
   def dealt(i):
     return [deck_left] * 2 if i == none else list(nodes[i].dealt) + [deck_left] * (2 - len(nodes[i].dealt))
@@ -322,7 +369,7 @@ def build_tree(config: TreeConfig, dtype=jnp.float32, shape: TreeShape | None = 
   shape_key = (
     config.street,
     config.deck_size,
-    tuple(sizes),
+    tuple(groups),
     width,
     chance_width,
     slots_per_board,
@@ -347,7 +394,8 @@ def build_tree(config: TreeConfig, dtype=jnp.float32, shape: TreeShape | None = 
     showdown_slot=jnp.asarray(slot),
     showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
     level_sizes=tuple(sizes),
-    info=TreeInfo(config, nodes, river_keys, decisions, shape_key),
+    edge_bounds=tuple(map(_edge_bounds, groups)),
+    info=TreeInfo(config, nodes, river_keys, decisions, tuple(groups), shape_key),
   )
 
 
@@ -385,7 +433,7 @@ def make_spot(
     raise ValueError(f'the tree was built for a deck of {config.deck_size} cards, the spot has {deck.size}')
   hands = cards_module.hands(deck, board)
   remaining = np.array([c for c in deck.cards if c not in board], np.int32)
-  card_mask = np.ones((len(remaining) + 1, len(hands)))
+  card_mask = np.ones((len(remaining) + 1, len(hands)), bool)
   card_mask[:-1] = ~(hands[None, :, :] == remaining[:, None, None]).any(-1)
   weights = np.stack([ranges_module.range_on_board(w, deck, board) for w in ranges])
   boards = river_boards(tree, board, remaining)
@@ -400,9 +448,9 @@ def make_spot(
     jnp.asarray(hands),
     jnp.asarray(weights, dtype),
     jnp.asarray(remaining),
-    jnp.asarray(card_mask, dtype),
+    jnp.asarray(card_mask),
     tables,
-    jnp.asarray(river_mask, dtype),
+    jnp.asarray(river_mask),
   )
 
 
