@@ -19,17 +19,24 @@ results name the method used. `experiments/gpu_subgames.sh` runs both on a GPU.
 spots of the benchmark's sizing: river spots with random boards and random ranges, turn spots with
 random boards and full ranges (the subgame solver's default gamma is `defaults.SUBGAME_HYPERPARAMETERS`).
 
-postflop-solver (Rust) cannot be built here (no crates.io); its figures from the same kind of
-2-core machine are in the issue and the README: river 0.02 s / 60 iterations, turn 7.1 s / 80
-iterations on one thread, 59 MB in f32 (turn).
+`--peer BINARY` runs postflop-solver (Rust, single-threaded) on the same spots side by side: per
+round its binary (`experiments/postflop_solver_peer`, which says how to build it) solves the spot
+with the library's `solve`, then this solver does, alternately, and the figures are the medians of
+the rounds and of the per-round ratios. Its seconds include its exploitability checks; ours count
+the checks' average policies but not their exact evaluations.
+
+    python experiments/bench_subgame.py --repeats 5 \
+      --peer experiments/postflop_solver_peer/target/release/postflop-solver-peer
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import resource
 import statistics
+import subprocess
 import time
 
 import jax
@@ -113,6 +120,44 @@ def batch(board: str, size: int, iterations: int, algorithm: str, showdown_by: s
   }
 
 
+def run_peer(binary: str, street: str) -> dict:
+  """One solve by the peer's binary: its JSON line, with the iterations its progress line reached."""
+  out = subprocess.run([binary, street], capture_output=True, text=True, check=True).stdout
+  result = json.loads(out.strip().splitlines()[-1])
+  result['iterations'] = int(re.findall(r'iteration: (\d+) /', out)[-1])
+  return result
+
+
+def side_by_side(binary: str, algorithm: str, repeats: int) -> None:
+  """The river and the turn spot, the peer and this solver alternately, `repeats` rounds each."""
+  full = ranges.parse_range(FULL)
+  for street, board in (('river', 'Td9d6hQc3s'), ('turn', 'Td9d6hQc')):
+    game = subgame.build_subgame(config(board), cards.parse_board(board), (full, full))
+    solving.solve(game, algorithm)  # the warm-up compiles
+    peer, ours = [], []
+    for _ in range(repeats):
+      peer.append(run_peer(binary, street))
+      ours.append(solving.solve(game, algorithm))
+    ratios = [o.seconds / p['seconds'] for o, p in zip(ours, peer, strict=True)]
+    print(
+      json.dumps(
+        {
+          'street': street,
+          'seconds': statistics.median(o.seconds for o in ours),
+          'peer_seconds': statistics.median(p['seconds'] for p in peer),
+          'ratio': statistics.median(ratios),
+          'ratios': [round(r, 3) for r in ratios],
+          'iterations': ours[0].iterations,
+          'peer_iterations': peer[0]['iterations'],
+          'exploitability_pct': ours[0].exploitability_pct,
+          'peer_exploitability_pct': peer[0]['exploitability_pct'],
+          'memory_bytes': ours[0].memory_bytes,
+          'peer_memory_bytes': peer[0]['memory_bytes'],
+        }
+      )
+    )
+
+
 def gamma_study(gammas: list[float], rivers: int, turns: int) -> None:
   """DCFR's iterations to 0.5% of the pot per gamma, spot by spot, then the mean per street."""
   rng = np.random.default_rng(1)
@@ -145,6 +190,7 @@ def main() -> None:
   parser.add_argument('--gammas', metavar='G,G', help="only count DCFR's iterations per gamma, e.g. '2,3'")
   parser.add_argument('--rivers', type=int, default=20, help='random river spots of --gammas (20)')
   parser.add_argument('--turns', type=int, default=4, help='random turn spots of --gammas (4)')
+  parser.add_argument('--peer', metavar='BINARY', help="postflop-solver's binary, run side by side")
   parser.add_argument(
     '--showdown',
     choices=('auto', 'sweep', 'matrix'),
@@ -155,6 +201,9 @@ def main() -> None:
   print(f'jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)')
   if args.gammas:
     gamma_study([float(g) for g in args.gammas.split(',')], args.rivers, args.turns)
+    return
+  if args.peer:
+    side_by_side(args.peer, args.algorithm, args.repeats)
     return
   if args.compare:
     for name in args.compare.split(','):
