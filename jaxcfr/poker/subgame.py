@@ -495,7 +495,7 @@ def _rows(tree: PublicTree, kind: int) -> list[tuple[int, int]]:
 
 def policy_edges(tree: PublicTree, policy: jax.Array) -> list[jax.Array]:
   """Per depth d >= 1 [n_d, H]: the probability `policy` [D, A, H] gives the action into each node
-  (1 below chance nodes); the inverse of `solver.decision_rows`."""
+  (1 below chance nodes); its rows in `edge_bounds` (`solver.edge_rows`) invert `solver.decision_rows`."""
   edges, start = [], 0
   for d in range(1, len(tree.level_sizes)):
     rows = tree.level_sizes[d - 1][DECISION]
