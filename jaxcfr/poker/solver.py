@@ -168,6 +168,8 @@ def _build(algorithm: str, hyperparameters: dict):
     dtype = spot.ranges.dtype
     keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
     regrets, weights, rule_states = (list(x) for x in state[1:])
+    # Per depth d >= 1 (index d - 1), the parent's actor and position of each row kept in the state.
+    edge_actor, edge_parent = edge_rows(tree, tree.parent_player[1:]), edge_rows(tree, tree.parent[1:])
     roots = [None, None]
     for players in groups:
       edge = played
@@ -185,9 +187,9 @@ def _build(algorithm: str, hyperparameters: dict):
           take(reach[-1], tree.parent[d]) * take(spot.card_mask, tree.edge_card[d])[:, None, :] * step
         )
         if players == groups[0]:  # both players' edges: a player's own reach is the same in both halves
-          kept = slice(*tree.edge_bounds[d])
-          own = jnp.where(actor[kept, None] == 0, reach[-1][kept, 0], reach[-1][kept, 1])
-          weights[d - 1] = jnp.where((actor[kept] < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
+          kept, kept_actor = reach[-1][slice(*tree.edge_bounds[d])], edge_actor[d - 1]
+          own = jnp.where(kept_actor[:, None] == 0, kept[:, 0], kept[:, 1])
+          weights[d - 1] = jnp.where((kept_actor < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
       # Bottom-up, per updating player: values, and each depth's edge regrets once the depth above
       # has its values.
       instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None
@@ -213,11 +215,9 @@ def _build(algorithm: str, hyperparameters: dict):
           parts.append(showdowns[a : a + sizes[SHOWDOWN]])
           value = jnp.concatenate(parts)
           if d + 1 < len(tree.level_sizes):
-            kept = slice(*tree.edge_bounds[d + 1])
-            actor = tree.parent_player[d + 1][kept]
-            mine = (actor == player)[:, None]
-            parent = jnp.where(actor < 2, tree.parent[d + 1][kept], 0)
-            regret = jnp.where(mine, below[kept] - take(value, parent), 0)
+            mine = (edge_actor[d] == player)[:, None]
+            parent = jnp.where(edge_actor[d] < 2, edge_parent[d], 0)
+            regret = jnp.where(mine, below[slice(*tree.edge_bounds[d + 1])] - take(value, parent), 0)
             if instant is None:
               cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
               on = functools.partial(jnp.where, mine)
@@ -230,9 +230,7 @@ def _build(algorithm: str, hyperparameters: dict):
       if instant is not None:
         for d, regret in enumerate(instant):
           cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
-          on = functools.partial(
-            jnp.where, (tree.parent_player[d + 1][slice(*tree.edge_bounds[d + 1])] < 2)[:, None]
-          )
+          on = functools.partial(jnp.where, (edge_actor[d] < 2)[:, None])
           regrets[d] = on(cumulative, regrets[d])
           rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
     return SubgameState(t, tuple(regrets), tuple(weights), tuple(rule_states)), jnp.stack(roots)
