@@ -15,7 +15,15 @@ import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker import cards, subgame
 from jaxcfr.poker.solver import SubgameState as _FusedState
-from jaxcfr.poker.solver import decision_rows, edge_rows, subgame_solver, subgame_warm_start
+from jaxcfr.poker.solver import (
+  decision_rows,
+  edge_rows,
+  rows_to_state,
+  state_shapes,
+  state_to_rows,
+  subgame_solver,
+  subgame_warm_start,
+)
 from jaxcfr.poker.subgame import policy_edges
 from jaxcfr.poker.tree import TreeConfig, street_sizes
 
@@ -24,12 +32,12 @@ TURN = TreeConfig(2, 60, 200, (street_sizes('50%,a', '2x'),) * 3, deck_size=DECK
 RIVER = TreeConfig(3, 100, 250)  # the full deck, the default sizing
 
 
-def spot_game(config: TreeConfig, seed: int) -> subgame.Subgame:
+def spot_game(config: TreeConfig, seed: int, blocks: bool | None = None) -> subgame.Subgame:
   deck = DECK if config.deck_size == DECK.size else cards.FULL_DECK
   rng = np.random.default_rng(seed)
   board = tuple(int(c) for c in rng.choice(deck.cards, 5 if config.street == 3 else 4, replace=False))
   ranges = [rng.random(1326) * (rng.random(1326) < 0.7) for _ in range(2)]
-  return subgame.build_subgame(config, board, ranges, deck, jnp.float64)
+  return subgame.build_subgame(config, board, ranges, deck, jnp.float64, blocks=blocks)
 
 
 @functools.cache
@@ -47,29 +55,15 @@ def _solvers(algorithm: str, alternating: bool):
   )
 
 
-def to_edges(tree: subgame.PublicTree, rows) -> tuple:
-  """The inverse of `decision_rows`: [D, A, H] by decision node and action -> per depth d >= 1 [e_d, H],
-  the rows in `tree.edge_bounds` (0 on edges that no decision node owns)."""
-  rows = np.asarray(rows)
-  edges, r = [], 0
-  for d, sizes in enumerate(tree.level_sizes[:-1]):
-    following = sum(tree.level_sizes[d + 1])
-    edge = np.zeros((following + 1, rows.shape[-1]))
-    m = sizes[0]
-    np.add.at(edge, np.asarray(tree.children[d]).reshape(-1), rows[r : r + m].reshape(-1, rows.shape[-1]))
-    edges.append(jnp.asarray(edge[slice(*tree.edge_bounds[d + 1])]))
-    r += m
-  return tuple(edges)
-
-
-def fused_state(tree, plain_state):
-  """The plain solver's state in the fused solver's per-edge layout."""
-  depths = range(len(tree.level_sizes) - 1)
-  per_depth = lambda x: tuple(jax.tree.map(lambda leaf, d=d: to_edges(tree, leaf)[d], x) for d in depths)
+def fused_state(game, plain_state):
+  """The plain solver's state in the fused solver's per-edge layout for `game` (blocked on a turn tree
+  on the CPU: `blocked.Blocks`)."""
+  depths = range(len(state_shapes(game)))
+  per_depth = lambda x: tuple(jax.tree.map(lambda leaf, d=d: rows_to_state(game, leaf)[d], x) for d in depths)
   return _FusedState(
     plain_state.iteration,
-    to_edges(tree, plain_state.cumulative_regret),
-    to_edges(tree, plain_state.cumulative_policy),
+    tuple(rows_to_state(game, plain_state.cumulative_regret)),
+    tuple(rows_to_state(game, plain_state.cumulative_policy)),
     per_depth(plain_state.rule_state),
   )
 
@@ -95,7 +89,7 @@ def test_the_fused_passes_equal_the_plain_form(algorithm, alternating):
     state = plain.init(game)
     for steps in (0, 1, 2, 6):
       state = run_plain(state, game, steps)
-      ours = fused_state(game.tree, state)
+      ours = fused_state(game, state)
       for read in ('current_policy', 'average_policy'):
         np.testing.assert_allclose(
           getattr(fused, read)(ours, game),
@@ -109,14 +103,14 @@ def test_the_fused_passes_equal_the_plain_form(algorithm, alternating):
       scale = np.abs(np.asarray(expected.cumulative_regret)).max()
       assert scale > 0  # the comparison compares something
       np.testing.assert_allclose(
-        np.where(legal, decision_rows(game.tree, after.cumulative_regret), 0),
+        np.where(legal, state_to_rows(game, after.cumulative_regret), 0),
         np.where(legal, expected.cumulative_regret, 0),
         rtol=1e-9,
         atol=1e-12 * scale,
       )
       weights = np.asarray(expected.cumulative_policy)
       np.testing.assert_allclose(
-        np.where(legal, decision_rows(game.tree, after.cumulative_policy), 0),
+        np.where(legal, state_to_rows(game, after.cumulative_policy), 0),
         np.where(legal, weights, 0),
         rtol=1e-9,
         atol=1e-12 * np.abs(weights).max(),
@@ -194,8 +188,9 @@ def test_a_warm_start_with_the_current_strategy_is_an_update(algorithm, config, 
   current = solver.current_policy(state, game)
   assert float(jnp.abs(current - 1 / 2).max()) > 0.1  # not a uniform strategy
   after, expected = warm(state, game, current, 1), update(state, game)
-  actors = edge_rows(game.tree, game.tree.parent_player[1:])
-  first = [(actor == 0)[:, None] for actor in actors]
+  tree = game.tree
+  first_player = jnp.broadcast_to((tree.decision_player == 0)[:, None, None], (*tree.legal.shape[:2], 1))
+  first = [edge > 0 for edge in rows_to_state(game, first_player.astype(game.dtype))]  # its edges
   pairs = [(after.cumulative_policy, expected.cumulative_policy, None)]
   if alternating:
     pairs.append((after.cumulative_regret, expected.cumulative_regret, first))
@@ -226,7 +221,7 @@ def test_a_warm_start_from_nothing_averages_to_its_strategy_and_keeps_its_regret
   policy = jnp.asarray(policy / policy.sum(1, keepdims=True))
   state = warm(solver.init(game), game, policy, 5)
   assert int(state.iteration) == 5
-  weights = np.asarray(decision_rows(game.tree, state.cumulative_policy))
+  weights = np.asarray(state_to_rows(game, state.cumulative_policy))
   reached = weights.sum(1) > 1e-12  # [D, H]
   assert reached.mean() > 0.5
   average = np.asarray(solver.average_policy(state, game))
@@ -248,10 +243,57 @@ def test_a_warm_start_from_nothing_averages_to_its_strategy_and_keeps_its_regret
   for t in range(1, 6):  # DCFR: accumulate, then discount positive and negative sums
     total = expected + instant
     expected = total * np.where(total > 0, 1 / (1 + t ** -config['alpha']), 1 / (1 + t ** -config['beta']))
-  regret = np.asarray(decision_rows(game.tree, state.cumulative_regret))
+  regret = np.asarray(state_to_rows(game, state.cumulative_regret))
   scale = np.abs(expected).max()
   np.testing.assert_allclose(
     np.where(legal, regret, 0), np.where(legal, expected, 0), rtol=1e-9, atol=1e-12 * scale
   )
   after = update(state, game)
   assert int(after.iteration) == 6
+
+
+@pytest.mark.parametrize(
+  ('algorithm', 'alternating'), [('dcfr', True), pytest.param('pcfr+', False, marks=pytest.mark.slow)]
+)
+def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
+  """A turn tree in blocks (its river subtrees one river card at a time, `blocked.Blocks`) and the
+  whole tree's passes: from the same state they read the same policies and make the same update, and
+  a warm start plays the same iterations. (Whole trajectories are not compared, as above.)"""
+  whole, blocked = spot_game(TURN, 7, blocks=False), spot_game(TURN, 7, blocks=True)
+  assert whole.blocks is None and blocked.blocks is not None
+  river_cards = DECK.size - 4
+  assert blocked.blocks.block_card.shape == (river_cards,)
+  assert [shape[0] for shape in state_shapes(blocked) if len(shape) == 3] != []
+  fused, _, update, *_ = _solvers(algorithm, alternating)
+  state = update(update(update(fused.init(whole), whole), whole), whole)
+  ours = fused_state(blocked, _PlainView(whole, state))
+  for read in ('current_policy', 'average_policy'):
+    np.testing.assert_allclose(
+      getattr(fused, read)(ours, blocked), getattr(fused, read)(state, whole), atol=1e-12
+    )
+  legal = np.asarray(whole.tree.legal)
+  after, expected = update(ours, blocked), update(state, whole)
+  for field in ('cumulative_regret', 'cumulative_policy'):
+    want = np.where(legal, state_to_rows(whole, getattr(expected, field)), 0)
+    assert np.abs(want).max() > 1
+    got = np.where(legal, state_to_rows(blocked, getattr(after, field)), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(want).max(), err_msg=field)
+  _, warm, _ = _warm_programs(algorithm, alternating)
+  policy = fused.current_policy(state, whole)
+  runs = [
+    state_to_rows(game, warm(fused.init(game), game, policy, 3).cumulative_regret)
+    for game in (whole, blocked)
+  ]
+  np.testing.assert_allclose(runs[1], runs[0], rtol=1e-9, atol=1e-12 * float(jnp.abs(runs[0]).max()))
+
+
+class _PlainView:
+  """A fused state of the whole tree read as the plain solver's ([D, A, H] rows), for `fused_state`."""
+
+  def __init__(self, game, state):
+    rows = functools.partial(state_to_rows, game)
+    self.iteration = state.iteration
+    self.cumulative_regret = rows(state.cumulative_regret)
+    self.cumulative_policy = rows(state.cumulative_policy)
+    # Per depth the rule's state (PCFR+'s prediction), or () for rules without one.
+    self.rule_state = jax.tree.map(lambda *leaves: rows(leaves), *state.rule_state)

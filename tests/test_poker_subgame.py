@@ -254,6 +254,8 @@ class _OrderedSpot:
     self.spot = spot
 
   def __getattr__(self, name):
+    if name == 'spot':  # not set yet (the compiler's pickle round trip): no endless recursion
+      raise AttributeError(name)
     return getattr(self.spot, name)
 
   def new_initial_state(self):

@@ -158,6 +158,14 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
   return jax.lax.map(lambda args: board_difference(*args), (*_per_board(tables), reach))
 
 
+def one_board_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
+  """`showdown_difference` [H, M] of tables with one river board, for the opponent's weights `reach`
+  [H, M] (no loop over boards)."""
+  if tables.matrix is not None:
+    return jnp.matmul(tables.matrix[0].astype(reach.dtype), reach, precision=jax.lax.Precision.HIGHEST)
+  return board_difference(*(table[0] for table in _per_board(tables)), reach)
+
+
 def _per_board(tables: ShowdownTables) -> tuple[jax.Array, ...]:
   """The tables' per-board arrays, in `board_difference`'s order."""
   return (
