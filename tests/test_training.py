@@ -26,6 +26,17 @@ def test_train_equals_the_plain_loop_and_keeps_a_curve():
   assert result.jit_seconds > 0 and result.evaluation_seconds > 0 and result.seconds > 0
 
 
+def test_a_warm_up_run_changes_nothing_but_the_clock():
+  """`warm_up` runs the compiled iteration once before the clock starts and discards its result: the
+  same iterations, policy and curve as without it."""
+  game, solver = compiled('kuhn'), jaxcfr.make_solver('dcfr')
+  cold, warm = (jaxcfr.train(game, solver, iterations=40, eval_every=20, warm_up=w) for w in (False, True))
+  np.testing.assert_array_equal(warm.policy, cold.policy)
+  assert warm.iterations == cold.iterations == 40
+  assert [p['exploitability'] for p in warm.curve] == [p['exploitability'] for p in cold.curve]
+  np.testing.assert_array_equal(warm.policy, jaxcfr.average_policy(solve(solver, game, 40), game))
+
+
 def test_log_spaced_evaluations_by_default():
   result = jaxcfr.train(compiled('kuhn'), jaxcfr.make_solver('dcfr'), iterations=30)
   assert [p['iteration'] for p in result.curve] == [1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, 30]

@@ -223,40 +223,48 @@ def board_difference(
   costs O(52 K^2 M)).
   """
   hands, m = reach.shape
+  # weaker - stronger = P[a] - (T - P[b]) = (P[a] - T / 2) + (P[b] - T / 2) for the prefix sums P over
+  # the hands by strength, T their total and [a, b) the hand's group: two gathers, not three.
   prefix = _prefix_rows(jnp.take(reach, order, axis=0)[None])[0]  # [H + 1, M]
-  total = prefix[-1:]
-  main = jnp.take(prefix, weaker, axis=0) - (total - jnp.take(prefix, not_stronger, axis=0))
+  prefix = prefix - prefix[-1:] / 2
+  main = jnp.take(prefix, weaker, axis=0) + jnp.take(prefix, not_stronger, axis=0)
   # The hands that share a card with h hold c1 or c2: the same difference within each card's hands.
   padded = jnp.concatenate([reach, jnp.zeros((1, m), reach.dtype)])  # H pads
   per_card = jnp.take(padded, card_order, axis=0, mode='clip').reshape(52, -1, m)  # [52, K, M]
-  stride = per_card.shape[1] + 1
-  card_prefix = _prefix_rows(per_card).reshape(52 * stride, m)  # [52 * (K + 1), M]
-  card_total = card_weaker - card_weaker % stride + stride - 1  # the last row of the hand's card's sums
-  shared = (
-    jnp.take(card_prefix, card_weaker, axis=0, mode='clip')
-    + jnp.take(card_prefix, card_not_stronger, axis=0, mode='clip')
-    - jnp.take(card_prefix, card_total, axis=0, mode='clip')
+  card_prefix = _prefix_rows(per_card)  # [52, K + 1, M]
+  card_prefix = (card_prefix - card_prefix[:, -1:] / 2).reshape(-1, m)
+  shared = jnp.take(card_prefix, card_weaker, axis=0, mode='clip') + jnp.take(
+    card_prefix, card_not_stronger, axis=0, mode='clip'
   )  # [2 * H, M]: weaker minus stronger among the hands that hold each of the hand's cards
   return main - shared.reshape(hands, 2, m).sum(1)
+
+
+PREFIX_RUN = 8  # rows per run of the long prefix sums (4, 8 and 16 measured: 8, 1.18x faster showdowns)
 
 
 def _prefix_rows(x: jax.Array) -> jax.Array:
   """Prefix sums along axis 1 with a leading zero row: [B, n, M] -> [B, n + 1, M].
 
-  On a CPU `cumsum` is the slowest way: a scan over the rows (each step adds [B, M]) is about 2x
-  faster for the hands (n ~ 1,100), and a parallel prefix (`associative_scan`) about 3x faster for
-  the short per-card lists (n ~ 50), where a scan's per-step cost dominates.
+  On a CPU `cumsum` over a long axis is the slowest way. The hands (n ~ 1,100) are summed in runs of
+  `PREFIX_RUN` rows, and a scan over the runs' totals gives each run its offset (1.18x faster
+  showdowns than one scan over the rows, each of whose steps adds [B, M]); the short per-card lists
+  (n ~ 50) take a parallel prefix (`associative_scan`, about 3x faster than a scan there).
   """
   zero = jnp.zeros((x.shape[0], 1) + x.shape[2:], x.dtype)
   if x.shape[1] <= 64:
     return jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, x, axis=1)], axis=1)
+  b, n, m = x.shape
+  runs = jnp.pad(x, ((0, 0), (0, -n % PREFIX_RUN), (0, 0))).reshape(b, -1, PREFIX_RUN, m)
+  within = jnp.cumsum(runs, axis=2)
 
-  def step(total, row):
-    total = total + row
+  def step(total, run):
+    total = total + run
     return total, total
 
-  _, rows = jax.lax.scan(step, zero[:, 0], jnp.moveaxis(x, 1, 0))
-  return jnp.concatenate([zero, jnp.moveaxis(rows, 0, 1)], axis=1)
+  _, ends = jax.lax.scan(step, zero[:, 0], jnp.moveaxis(within[:, :, -1], 1, 0))  # [runs, B, M]
+  before = jnp.concatenate([zero, jnp.moveaxis(ends, 0, 1)[:, :-1]], axis=1)  # [B, runs, M]
+  rows = (within + before[:, :, None]).reshape(b, -1, m)[:, :n]
+  return jnp.concatenate([zero, rows], axis=1)
 
 
 def compatible_mass(hands: jax.Array, reach: jax.Array) -> jax.Array:

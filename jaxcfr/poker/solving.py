@@ -158,7 +158,7 @@ def solve(
   target = None if target_pct is None else target_pct / 100 * pot
   result = training.train(
     game, solver, iterations=iterations, seconds=seconds, eval_every=eval_every, target=target,
-    on_progress=on_progress,
+    on_progress=on_progress, warm_up=True,
   )  # fmt: skip
   values = np.asarray(result.values)
   return SubgameResult(
