@@ -3,6 +3,7 @@
 oracle tests check against OpenSpiel): the same regrets, current and average policies, iteration by
 iteration, for every full-width algorithm, alternating or not, on river and turn trees."""
 
+import dataclasses
 import functools
 
 import jax
@@ -285,6 +286,25 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
     for game in (whole, blocked)
   ]
   np.testing.assert_allclose(runs[1], runs[0], rtol=1e-9, atol=1e-12 * float(jnp.abs(runs[0]).max()))
+
+
+def test_only_unpadded_turn_trees_come_in_blocks():
+  """`build_subgame` builds the blocks of an unpadded turn tree when asked (and by default on a CPU):
+  one block per river card, one forest root per chance node of the turn street, and every decision
+  row of the whole tree in exactly one part; river trees and padded trees keep the whole layout."""
+  turn = spot_game(TURN, 8, blocks=True)
+  blocks = turn.blocks
+  chance_rows = sum(sizes[1] for sizes in blocks.upper.level_sizes)
+  assert sorted(np.asarray(blocks.root_chance).tolist()) == list(range(chance_rows))
+  rows = blocks.upper_decisions.shape[0] + blocks.forest_decisions.size
+  assert rows == turn.tree.num_decisions
+  covered = np.concatenate([np.asarray(blocks.upper_decisions), np.asarray(blocks.forest_decisions).ravel()])
+  assert sorted(covered.tolist()) == list(range(turn.tree.num_decisions))
+  assert spot_game(RIVER, 8, blocks=True).blocks is None
+  shape = subgame.envelope([TURN, dataclasses.replace(TURN, stack=150)])
+  board = tuple(int(c) for c in DECK.cards[:4])
+  padded = subgame.build_subgame(TURN, board, [np.ones(1326)] * 2, DECK, jnp.float64, shape, blocks=True)
+  assert padded.blocks is None
 
 
 class _PlainView:

@@ -61,16 +61,18 @@ def _copy(node, parent: int, children: list, dealt=None):
   )
 
 
-def build_blocks(tree, dtype=jnp.float32) -> Blocks | None:
-  """The blocks of a turn tree built without padding (`subgame.build_tree(config)`); None for other
-  trees (a river tree is one block already; a flop tree's blocks would be its river boards, not
-  built here)."""
-  from jaxcfr.poker import subgame  # the tree builder (a cycle at import time otherwise)
-
+def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
+  """The blocks of a turn tree built without padding (`subgame.build_tree(config)`), whose parts
+  `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module sits
+  below `subgame`); None for other trees (a river tree is one block already; a flop tree's blocks
+  would be its river boards, not built here)."""
   info = tree.info
   config, nodes = info.config, info.nodes
   if config.street != 2 or any(d < 0 for d in info.decisions) or not info.river_keys:
     return None
+  if any(len(key) != 1 for key in info.river_keys):  # a block per river card
+    return None
+  cards = [key[0] for key in info.river_keys]
   below = [False] * len(nodes)  # below a chance node
   depth = [0] * len(nodes)
   for i, node in enumerate(nodes):  # breadth-first: parents come first
@@ -89,10 +91,7 @@ def build_blocks(tree, dtype=jnp.float32) -> Blocks | None:
   ]
   # Chance rows in `tree_arrays`' order: by depth, then in list order.
   chance_ids = sorted((i for i in upper_ids if nodes[i].kind == CHANCE), key=lambda i: (depth[i], i))
-  upper = subgame.tree_arrays(config, upper_nodes, dtype)
-  cards = [key[0] for key in info.river_keys]
-  if any(len(key) != 1 for key in info.river_keys):
-    return None
+  upper = tree_arrays(config, upper_nodes, dtype)
 
   def forest_of(card: int) -> list[int]:
     """Block `card`'s nodes (whole-tree ids): its roots in chance-row order, then breadth-first."""
@@ -123,7 +122,9 @@ def build_blocks(tree, dtype=jnp.float32) -> Blocks | None:
     )
     for j, i in enumerate(first)
   ]
-  forest = subgame.tree_arrays(config, forest_nodes, dtype)
+  forest = tree_arrays(config, forest_nodes, dtype)
+  if not forest.info.decisions:  # every line that reaches the river is all in: nothing to gain
+    return None
   # The forest's depth-0 rows: decision roots, then showdown roots (its kinds' order).
   root_chance = [j for j in range(num_roots) if nodes[first[j]].kind == DECISION]
   root_chance += [j for j in range(num_roots) if nodes[first[j]].kind == SHOWDOWN]

@@ -94,19 +94,18 @@ def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
   return jnp.pad(edge, ((start, sum(tree.level_sizes[depth]) - stop), (0, 0)), constant_values=1)
 
 
-BLOCKS_PER_STEP = (
-  2  # river cards per step of a blocked turn tree's loop (1, 2 and 4 measured on a 2-core CPU: 2)
-)
+# River cards per step of a blocked turn tree's loop (1, 2 and 4 measured on a 2-core CPU: 2).
+BLOCKS_PER_STEP = 2
 
 
 def _top_down(tree: PublicTree, edge: list[jax.Array], root: jax.Array, card_mask: jax.Array | None) -> list:
-  """Per depth [n_d, 2, H]: both players' reaches from the reaches at depth 0 `root` [n_0, 2, H], with
-  the edges' probabilities `edge` (per depth d >= 1 [n_d, H]) and the cards dealt on the way (None: a
-  tree in which chance deals nothing, such as a blocked tree's parts)."""
+  """Per depth [n_d, P, H]: the first P players' reaches (both, or OOP's alone) from the reaches at
+  depth 0 `root` [n_0, P, H], with the edges' probabilities `edge` (per depth d >= 1 [n_d, H]) and the
+  cards dealt on the way (None: a tree in which chance deals nothing, such as a blocked tree's parts)."""
   reach = [root]
   for d in range(1, len(tree.level_sizes)):
     actor = tree.parent_player[d]  # [n_d]
-    step = jnp.where((actor[:, None] == jnp.arange(2))[..., None], edge[d - 1][:, None, :], 1)
+    step = jnp.where((actor[:, None] == jnp.arange(root.shape[1]))[..., None], edge[d - 1][:, None, :], 1)
     if card_mask is not None:
       step = take(card_mask, tree.edge_card[d])[:, None, :] * step
     reach.append(take(reach[-1], tree.parent[d]) * step)
@@ -332,7 +331,10 @@ def _build(algorithm: str, hyperparameters: dict):
     for players in groups:
       first = players == groups[0]
       edge = edges_of(upper, upper_parts[0], upper_parts[2], upper_played)
-      reach = _top_down(upper, edge, spot.ranges[None], None)  # its chance nodes are leaves
+      # The second half of alternating updates (IP's) needs OOP's reach alone: the weights took both
+      # players' reaches in the first.
+      slots = 1 if players == (1,) else 2
+      reach = _top_down(upper, edge, spot.ranges[None, :slots], None)  # its chance nodes are leaves
       chance_reach = jnp.concatenate(
         [
           r[sum(sizes[:CHANCE]) : sum(sizes[: CHANCE + 1])]

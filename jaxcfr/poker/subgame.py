@@ -485,7 +485,7 @@ def build_subgame(
   tree = build_tree(config, dtype, shape)
   if blocks is None:
     blocks = jax.default_backend() == 'cpu'
-  parts = blocked.build_blocks(tree, dtype) if blocks and shape is None else None
+  parts = blocked.build_blocks(tree, tree_arrays, dtype) if blocks and shape is None else None
   return Subgame(tree, make_spot(tree, board, ranges, deck, dtype, showdown_by), parts)
 
 
