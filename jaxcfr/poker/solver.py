@@ -340,7 +340,7 @@ def _build(algorithm: str, hyperparameters: dict):
           r[sum(sizes[:CHANCE]) : sum(sizes[: CHANCE + 1])]
           for sizes, r in zip(upper.level_sizes, reach, strict=True)
         ]
-      )  # [K, 2, H] in chance-row order
+      )  # [K, slots, H] in chance-row order
 
       def one_block(args, players=players, first=first, chance_reach=chance_reach):
         (regrets, weights, rule_states), block_played, tables, card = args
