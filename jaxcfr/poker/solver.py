@@ -280,6 +280,12 @@ def _build(algorithm: str, hyperparameters: dict):
         rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
     return roots
 
+  def clock(state: SubgameState, spot) -> tuple[jax.Array, jax.Array]:
+    """(this iteration's number t, the factor ((t - 1) / t)^power that discounts the average's weights)."""
+    t = state.iteration + 1
+    dtype = spot.ranges.dtype
+    return t, jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
+
   def edges_of(tree, regrets, rule_states, played):
     """Per depth [n_d, H]: the strategy's probability of the action into each node (`played` or
     regret matching)."""
@@ -297,9 +303,7 @@ def _build(algorithm: str, hyperparameters: dict):
     if game.blocks is not None:
       return blocked_step(state, game, played)
     tree, spot = game.tree, game.spot
-    t = state.iteration + 1
-    dtype = spot.ranges.dtype
-    keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
+    t, keep = clock(state, spot)
     parts = tuple(list(x) for x in state[1:])
     folds_of = functools.partial(subgame_module.terminal_values, game)
     roots = [None, None]
@@ -316,9 +320,7 @@ def _build(algorithm: str, hyperparameters: dict):
     block (river card) at a time (`BLOCKS_PER_STEP` together)."""
     blocks, spot = game.blocks, game.spot
     upper, forest = blocks.upper, blocks.forest
-    t = state.iteration + 1
-    dtype = spot.ranges.dtype
-    keep = jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
+    t, keep = clock(state, spot)
     split = len(upper.level_sizes) - 1
     upper_parts = tuple(list(x[:split]) for x in state[1:])
     forest_parts = tuple(tuple(x[split:]) for x in state[1:])
@@ -335,12 +337,7 @@ def _build(algorithm: str, hyperparameters: dict):
       # players' reaches in the first.
       slots = 1 if players == (1,) else 2
       reach = _top_down(upper, edge, spot.ranges[None, :slots], None)  # its chance nodes are leaves
-      chance_reach = jnp.concatenate(
-        [
-          r[sum(sizes[:CHANCE]) : sum(sizes[: CHANCE + 1])]
-          for sizes, r in zip(upper.level_sizes, reach, strict=True)
-        ]
-      )  # [K, slots, H] in chance-row order
+      chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
 
       def one_block(args, players=players, first=first, chance_reach=chance_reach):
         (regrets, weights, rule_states), block_played, tables, card = args

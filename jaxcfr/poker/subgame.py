@@ -36,9 +36,11 @@ class TreeInfo:
   """Host-side description of a public tree (its config, nodes with labels, the river boards'
   deck positions); compares by its shape, so spots of one tree shape share compiled programs."""
 
-  def __init__(self, config: TreeConfig, nodes, river_keys, decisions, groups, shape_key: tuple):
+  def __init__(
+    self, config: TreeConfig, nodes, river_keys, decisions, groups, shape_key: tuple, showdowns_in_order=False
+  ):
     self.config = config
-    self.showdowns_in_order = shape_key[-1]  # one river board, its showdowns in its slots' order
+    self.showdowns_in_order = showdowns_in_order  # one river board, its showdowns in its slots' order
     self.groups = groups  # per depth the counts of the six groups of nodes (`GROUPS`), padding included
     self.nodes = nodes  # as `tree.build` returns them (breadth-first)
     self.river_keys = river_keys  # [R] tuples of deck positions dealt before each river board
@@ -408,7 +410,7 @@ def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape |
     showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
     level_sizes=tuple(sizes),
     edge_bounds=tuple(map(_edge_bounds, groups)),
-    info=TreeInfo(config, nodes, river_keys, decisions, tuple(groups), shape_key),
+    info=TreeInfo(config, nodes, river_keys, decisions, tuple(groups), shape_key, in_order),
   )
 
 
@@ -541,13 +543,19 @@ def reach_probabilities(game: Subgame, policy: jax.Array) -> list[jax.Array]:
   return reach
 
 
+def kind_rows(tree: PublicTree, per_depth, kind: int) -> jax.Array:
+  """The rows of the nodes of `kind` (CHANCE, FOLD or SHOWDOWN) of per-depth arrays `per_depth` (per
+  depth [n_d, ...]), in that kind's row order: [K, F or S, ...]."""
+  parts = []
+  for sizes, rows in zip(tree.level_sizes, per_depth, strict=True):
+    start = sum(sizes[:kind])
+    parts.append(rows[start : start + sizes[kind]])
+  return jnp.concatenate(parts)
+
+
 def _terminal_reach(tree: PublicTree, reach: list[jax.Array], player: int, kind: int) -> jax.Array:
   """[F or S, H]: the reach of `player` at every fold (kind 2) or showdown (kind 3) node."""
-  parts = []
-  for sizes, r in zip(tree.level_sizes, reach, strict=True):
-    start = sum(sizes[:kind])
-    parts.append(r[start : start + sizes[kind], player])
-  return jnp.concatenate(parts)
+  return kind_rows(tree, [r[:, player] for r in reach], kind)
 
 
 def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple[jax.Array, jax.Array]:
