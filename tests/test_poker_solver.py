@@ -15,6 +15,7 @@ from subgame_reference import reference_solver
 import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker import cards, subgame
+from jaxcfr.poker import solver as solver_module
 from jaxcfr.poker.solver import SubgameState as _FusedState
 from jaxcfr.poker.solver import (
   decision_rows,
@@ -320,3 +321,27 @@ class _PlainView:
     self.cumulative_policy = rows(state.cumulative_policy)
     # Per depth the rule's state (PCFR+'s prediction), or () for rules without one.
     self.rule_state = jax.tree.map(lambda *leaves: rows(leaves), *state.rule_state)
+
+
+@pytest.mark.parametrize('per_step', [1, 2, 3])
+def test_the_loop_over_blocks_updates_every_block_once(monkeypatch, per_step):
+  """`over_blocks` with 1, 2 or 3 blocks per step over 5 blocks (so a remainder for 2 and 3): each
+  block's parts become what its own step makes of them, and the root values are summed over the
+  blocks, as a Python loop over the blocks gives them."""
+  monkeypatch.setattr(solver_module, 'BLOCKS_PER_STEP', per_step)
+  rng = np.random.default_rng(per_step)
+  parts = (jnp.asarray(rng.random((5, 3, 4))), (jnp.asarray(rng.random((5, 2))),))
+  inputs = (jnp.asarray(rng.random((5, 4))), jnp.arange(5))
+
+  def one_block(args):
+    (first, (second,)), weights, card = args
+    new = (first * weights + card, (second - card,))
+    return new, first.sum(0) * (card + 1)  # [4]
+
+  updated, summed = jax.jit(lambda p, i: solver_module.over_blocks(one_block, p, i, (4,)))(parts, inputs)
+  for block in range(5):
+    want, values = one_block(jax.tree.map(lambda x, b=block: x[b], (parts, *inputs)))
+    got = jax.tree.map(lambda x, b=block: x[b], updated)
+    jax.tree.map(np.testing.assert_allclose, got, want)
+  expected = sum(one_block(jax.tree.map(lambda x, b=b: x[b], (parts, *inputs)))[1] for b in range(5))
+  np.testing.assert_allclose(summed, expected, rtol=1e-12)

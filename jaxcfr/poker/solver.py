@@ -12,9 +12,10 @@ the depth above has its values), so XLA fuses each depth's work into a few loops
 stay in cache. Updates alternate between the players, as the full-width family's do by default.
 
 A turn tree built on a CPU comes in blocks (`blocked.Blocks`): its river subtrees are the same under
-every river card, so the solver runs them one card at a time (`BLOCKS_PER_STEP` cards per step of a
-`lax.map`), between the turn street's passes; a block's arrays stay in cache from its top-down pass
-to its bottom-up pass (1.28x faster turn iterations on a 2-core CPU). Same numbers, other order.
+every river card, so the solver runs them one card at a time (`over_blocks`: a loop that updates the
+blocks' state in place, `BLOCKS_PER_STEP` cards per step), between the turn street's passes; a
+block's arrays stay in cache from its top-down pass to its bottom-up pass (1.54x faster turn
+iterations than the whole tree's passes on a 2-core CPU). Same numbers, other order.
 
     solver = subgame_solver('dcfr')
     state = solver.init(game)
@@ -94,8 +95,51 @@ def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
   return jnp.pad(edge, ((start, sum(tree.level_sizes[depth]) - stop), (0, 0)), constant_values=1)
 
 
-# River cards per step of a blocked turn tree's loop (1, 2 and 4 measured on a 2-core CPU: 2).
-BLOCKS_PER_STEP = 2
+# River cards per step of a blocked turn tree's loop (`over_blocks`; 1, 2, 3 and 4 measured on a 2-core
+# CPU: 1, 1.10x faster than 2).
+BLOCKS_PER_STEP = 1
+
+
+def over_blocks(one_block, parts, inputs, value_shape):
+  """Runs `one_block((its state parts, *its inputs)) -> (its new state parts, its root values)` over
+  the blocks, `BLOCKS_PER_STEP` at a time: `parts` holds every block's state parts (leading axis: the
+  blocks), `inputs` the other per-block arrays (its last entry the block cards). Returns (the updated
+  parts, the root values summed over the blocks [value_shape]).
+
+  A `fori_loop` that carries the parts and writes each step's blocks back in place: a `lax.map` would
+  fill new stacked outputs with zeros and copy into them every half-iteration (1.2x slower turn
+  iterations on a 2-core CPU)."""
+  steps, rest = divmod(inputs[-1].shape[0], BLOCKS_PER_STEP)
+
+  def run(start, size, parts, summed):
+    if size == 1:  # one block: no batch axis
+      pick = lambda x: jax.lax.dynamic_index_in_dim(x, start, keepdims=False)
+      new, values = one_block((jax.tree.map(pick, parts), *jax.tree.map(pick, inputs)))
+      put = lambda x, y: jax.lax.dynamic_update_index_in_dim(x, y, start, 0)
+      return jax.tree.map(put, parts, new), summed + values
+    pick = lambda x: jax.lax.dynamic_slice_in_dim(x, start, size)
+    new, values = jax.vmap(one_block)((jax.tree.map(pick, parts), *jax.tree.map(pick, inputs)))
+    put = lambda x, y: jax.lax.dynamic_update_slice_in_dim(x, y, start, 0)
+    return jax.tree.map(put, parts, new), summed + values.sum(0)
+
+  summed = jnp.zeros(value_shape, jax.tree.leaves(parts)[0].dtype)
+  step = lambda i, carry: run(i * BLOCKS_PER_STEP, BLOCKS_PER_STEP, *carry)
+  parts, summed = jax.lax.fori_loop(0, steps, step, (parts, summed))
+  if rest:
+    parts, summed = run(steps * BLOCKS_PER_STEP, rest, parts, summed)
+  return parts, summed
+
+
+def _sum_axis1(x: jax.Array) -> jax.Array:
+  """x.sum(1), as unrolled additions where axis 1 is short (a node's children): XLA:CPU hands
+  reductions to a library call, which costs more than its own fused loop at a few terms (1.07x faster
+  turn iterations on a 2-core CPU)."""
+  if x.shape[1] > 8:
+    return x.sum(1)
+  total = x[:, 0]
+  for i in range(1, x.shape[1]):
+    total = total + x[:, i]
+  return total
 
 
 def _top_down(tree: PublicTree, edge: list[jax.Array], root: jax.Array, card_mask: jax.Array | None) -> list:
@@ -165,7 +209,7 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
   if not rows:
     return jnp.ones_like(weights)
   weights = jnp.where(from_decision[:, None], weights, 0)
-  total = take_padded(weights, tree.children[depth - 1] - first).sum(1)  # [m, H]
+  total = _sum_axis1(take_padded(weights, tree.children[depth - 1] - first))  # [m, H]
   legal = tree.legal[start : start + rows, :, 0].sum(1).astype(weights.dtype)  # [m]
   parent = jnp.where(from_decision, tree.parent[depth][first:stop], 0)
   total = take(total, parent)
@@ -244,7 +288,7 @@ def _build(algorithm: str, hyperparameters: dict):
         if sizes[DECISION]:
           own = (tree.parent_player[d + 1] == player)[:, None]
           weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
-          value_parts.append(take_padded(weighted, tree.children[d]).sum(1))
+          value_parts.append(_sum_axis1(take_padded(weighted, tree.children[d])))
         if sizes[CHANCE]:
           a = sum(s[CHANCE] for s in tree.level_sizes[:d])
           if chance_values is None:
@@ -317,7 +361,7 @@ def _build(algorithm: str, hyperparameters: dict):
 
   def blocked_step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
     """`step` on a blocked turn tree: the turn street's passes, and between them its river part one
-    block (river card) at a time (`BLOCKS_PER_STEP` together)."""
+    block (river card) at a time (`over_blocks`)."""
     blocks, spot = game.blocks, game.spot
     upper, forest = blocks.upper, blocks.forest
     t, keep = clock(state, spot)
@@ -328,7 +372,7 @@ def _build(algorithm: str, hyperparameters: dict):
     if played is not None:
       upper_played, forest_played = played[:split], tuple(played[split:])
     upper_folds = functools.partial(subgame_module.terminal_values, Subgame(upper, spot))
-    per_block = (forest_parts, forest_played, spot.tables, blocks.block_card)  # lax.map's per-block inputs
+    inputs = (forest_played, spot.tables, blocks.block_card)  # per block, beside its state parts
     roots = [None, None]
     for players in groups:
       first = players == groups[0]
@@ -356,9 +400,8 @@ def _build(algorithm: str, hyperparameters: dict):
         values = half(forest, edge, reach, players, first, folds_of, None, parts, t, keep)
         return tuple(tuple(x) for x in parts), jnp.stack(values)
 
-      forest_parts, root_values = jax.lax.map(one_block, per_block, batch_size=BLOCKS_PER_STEP)
-      per_block = (forest_parts, *per_block[1:])
-      summed = root_values.sum(0)  # [players, n_0, H]: each chance node's cards, summed
+      shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
+      forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape)  # summed over the cards
       chance = lambda player, summed=summed, players=players: (
         take(summed[players.index(player)], blocks.chance_root) * upper.chance_weight[:, None]
       )
