@@ -373,8 +373,9 @@ def test_showdown_difference_and_compatible_mass_by_brute_force(deck):
   got = np.asarray(jax.jit(showdown.showdown_difference)(tables, jnp.asarray(reach)))
   np.testing.assert_allclose(got[~blocked], expected[~blocked], rtol=0, atol=1e-9)
   flat = reach.transpose(0, 2, 1).reshape(-1, len(hands))  # [T, H]
-  mass = np.asarray(jax.jit(showdown.compatible_mass)(jnp.asarray(hands), jnp.asarray(flat)))
-  np.testing.assert_allclose(mass, flat @ pairs.T, rtol=0, atol=1e-9)
+  for per_card in (None, showdown.card_hands(tables)):  # the matrix products, the gathers
+    mass = np.asarray(jax.jit(showdown.compatible_mass)(jnp.asarray(hands), jnp.asarray(flat), per_card))
+    np.testing.assert_allclose(mass, flat @ pairs.T, rtol=0, atol=1e-9)
 
 
 def test_fold_values_by_brute_force():

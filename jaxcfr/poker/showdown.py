@@ -267,9 +267,29 @@ def _prefix_rows(x: jax.Array) -> jax.Array:
   return jnp.concatenate([zero, rows], axis=1)
 
 
-def compatible_mass(hands: jax.Array, reach: jax.Array) -> jax.Array:
-  """M(h): [T, H] the opponent's weight on hands that share no card with hand h, hands [H, 2]."""
+def compatible_mass(hands: jax.Array, reach: jax.Array, card_hands: jax.Array | None = None) -> jax.Array:
+  """M(h): [T, H] the opponent's weight on hands that share no card with hand h, hands [H, 2].
+
+  With `card_hands` (each card's hands, [52 * K] padded with H: a row of `ShowdownTables.card_order`,
+  the same hands on every board), each card's weight B[c] is a sum over its K hands, gathered with
+  the hands leading, and B[c1] + B[c2] two row gathers (1.05x faster turn and 1.2x faster river
+  iterations on a 2-core CPU); without, two matrix products by the [H, 52] card indicator (for
+  matrix units)."""
+  total = reach.sum(-1, keepdims=True)
+  if card_hands is not None:
+    columns = jnp.concatenate([reach.T, jnp.zeros((1, reach.shape[0]), reach.dtype)])  # [H + 1, T]
+    per_card = (
+      jnp.take(columns, card_hands, axis=0, mode='clip').reshape(52, card_hands.shape[0] // 52, -1).sum(1)
+    )
+    both = jnp.take(per_card, hands[:, 0], axis=0) + jnp.take(per_card, hands[:, 1], axis=0)  # [H, T]
+    return total - both.T + reach
   holding = jax.nn.one_hot(hands, 52, dtype=reach.dtype).sum(1)  # [H, 52]
   per_card = reach @ holding  # [T, 52]
   # per_card[:, c1] + per_card[:, c2] as a second product: faster on a CPU than two column gathers.
-  return reach.sum(-1, keepdims=True) - per_card @ holding.T + reach
+  return total - per_card @ holding.T + reach
+
+
+def card_hands(tables: ShowdownTables) -> jax.Array | None:
+  """Each card's hands for `compatible_mass` where the tables serve the sweep (CPUs); None where
+  they hold the sign matrix (the matrix products suit its backend)."""
+  return tables.card_order[0] if tables.matrix is None else None

@@ -571,7 +571,7 @@ def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple
   mask = lambda dealt: spot.card_mask[dealt[:, 0]] * spot.card_mask[dealt[:, 1]]  # own hands the cards leave
   opponent = _terminal_reach(tree, reach, 1 - player, FOLD)
   sign = jnp.where(tree.fold_player == player, -1, 1).astype(opponent.dtype)
-  mass = showdown.compatible_mass(spot.hands, opponent)
+  mass = showdown.compatible_mass(spot.hands, opponent, showdown.card_hands(spot.tables))
   folds = (sign * tree.fold_amount)[:, None] * mass * mask(tree.fold_dealt)
   opponent = _terminal_reach(tree, reach, 1 - player, SHOWDOWN)  # [S, H]
   if opponent.shape[0] and tree.info.showdowns_in_order:
