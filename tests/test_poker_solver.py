@@ -340,7 +340,7 @@ def test_the_loop_over_blocks_updates_every_block_once(monkeypatch, per_step):
 
   updated, summed = jax.jit(lambda p, i: solver_module.over_blocks(one_block, p, i, (4,)))(parts, inputs)
   for block in range(5):
-    want, values = one_block(jax.tree.map(lambda x, b=block: x[b], (parts, *inputs)))
+    want = one_block(jax.tree.map(lambda x, b=block: x[b], (parts, *inputs)))[0]
     got = jax.tree.map(lambda x, b=block: x[b], updated)
     jax.tree.map(np.testing.assert_allclose, got, want)
   expected = sum(one_block(jax.tree.map(lambda x, b=b: x[b], (parts, *inputs)))[1] for b in range(5))

@@ -267,19 +267,19 @@ def _prefix_rows(x: jax.Array) -> jax.Array:
   return jnp.concatenate([zero, rows], axis=1)
 
 
-def compatible_mass(hands: jax.Array, reach: jax.Array, card_hands: jax.Array | None = None) -> jax.Array:
+def compatible_mass(hands: jax.Array, reach: jax.Array, card_lists: jax.Array | None = None) -> jax.Array:
   """M(h): [T, H] the opponent's weight on hands that share no card with hand h, hands [H, 2].
 
-  With `card_hands` (each card's hands, [52 * K] padded with H: a row of `ShowdownTables.card_order`,
-  the same hands on every board), each card's weight B[c] is a sum over its K hands, gathered with
-  the hands leading, and B[c1] + B[c2] two row gathers (1.05x faster turn and 1.2x faster river
-  iterations on a 2-core CPU); without, two matrix products by the [H, 52] card indicator (for
-  matrix units)."""
+  With `card_lists` (each card's hands, [52 * K] padded with H: `card_hands(tables)`, a row of
+  `ShowdownTables.card_order`, the same hands on every board), each card's weight B[c] is a sum over
+  its K hands, gathered with the hands leading, and B[c1] + B[c2] two row gathers (1.05x faster turn
+  and 1.2x faster river iterations on a 2-core CPU); without, two matrix products by the [H, 52]
+  card indicator (for matrix units)."""
   total = reach.sum(-1, keepdims=True)
-  if card_hands is not None:
+  if card_lists is not None:
     columns = jnp.concatenate([reach.T, jnp.zeros((1, reach.shape[0]), reach.dtype)])  # [H + 1, T]
     per_card = (
-      jnp.take(columns, card_hands, axis=0, mode='clip').reshape(52, card_hands.shape[0] // 52, -1).sum(1)
+      jnp.take(columns, card_lists, axis=0, mode='clip').reshape(52, card_lists.shape[0] // 52, -1).sum(1)
     )
     both = jnp.take(per_card, hands[:, 0], axis=0) + jnp.take(per_card, hands[:, 1], axis=0)  # [H, T]
     return total - both.T + reach
