@@ -114,7 +114,7 @@ import jax
 import numpy as np
 
 from abstractions import HOLES
-from jaxcfr import backend, protocol
+from jaxcfr import protocol
 from jaxcfr.poker import defaults, depth_limited, lbr, nlhe, subgame, tree
 from jaxcfr.poker.solver import (
   GADGETS,
@@ -505,7 +505,7 @@ def _programs(algorithm: str, batched: bool = False, gadget: str | None = None):
   `SafeSubgame`s (`safe_subgame_solver`; no warm start)."""
   solver = subgame_solver(algorithm) if gadget is None else safe_subgame_solver(algorithm, gadget)
   warm_start = subgame_warm_start(algorithm)
-  jit = functools.partial(backend.jit, game=subgame.Subgame)  # XLA's defaults suit subgames
+  jit = jax.jit  # XLA's default options: the programs serve every street's trees
   pieces = (
     (solver.init, (0, None)),
     (lambda game, key, policy, n: warm_start(solver.init(game, key), game, policy, n), (0, None, 0, None)),

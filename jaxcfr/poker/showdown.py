@@ -229,8 +229,7 @@ def board_difference(
   prefix = prefix - prefix[-1:] / 2
   main = jnp.take(prefix, weaker, axis=0) + jnp.take(prefix, not_stronger, axis=0)
   # The hands that share a card with h hold c1 or c2: the same difference within each card's hands.
-  padded = jnp.concatenate([reach, jnp.zeros((1, m), reach.dtype)])  # H pads
-  per_card = jnp.take(padded, card_order, axis=0, mode='clip').reshape(52, -1, m)  # [52, K, M]
+  per_card = _card_rows(reach, card_order)  # [52, K, M]
   card_prefix = _prefix_rows(per_card)  # [52, K + 1, M]
   card_prefix = (card_prefix - card_prefix[:, -1:] / 2).reshape(-1, m)
   shared = jnp.take(card_prefix, card_weaker, axis=0, mode='clip') + jnp.take(
@@ -277,16 +276,19 @@ def compatible_mass(hands: jax.Array, reach: jax.Array, card_lists: jax.Array | 
   card indicator (for matrix units)."""
   total = reach.sum(-1, keepdims=True)
   if card_lists is not None:
-    columns = jnp.concatenate([reach.T, jnp.zeros((1, reach.shape[0]), reach.dtype)])  # [H + 1, T]
-    per_card = (
-      jnp.take(columns, card_lists, axis=0, mode='clip').reshape(52, card_lists.shape[0] // 52, -1).sum(1)
-    )
+    per_card = _card_rows(reach.T, card_lists).sum(1)  # [52, T]
     both = jnp.take(per_card, hands[:, 0], axis=0) + jnp.take(per_card, hands[:, 1], axis=0)  # [H, T]
     return total - both.T + reach
   holding = jax.nn.one_hot(hands, 52, dtype=reach.dtype).sum(1)  # [H, 52]
   per_card = reach @ holding  # [T, 52]
   # per_card[:, c1] + per_card[:, c2] as a second product: faster on a CPU than two column gathers.
   return total - per_card @ holding.T + reach
+
+
+def _card_rows(x: jax.Array, card_lists: jax.Array) -> jax.Array:
+  """[52, K, M]: the rows of `x` [H, M] of each card's K hands, `card_lists` [52 * K] (H pads: zeros)."""
+  padded = jnp.concatenate([x, jnp.zeros((1, x.shape[1]), x.dtype)])
+  return jnp.take(padded, card_lists, axis=0, mode='clip').reshape(52, card_lists.shape[0] // 52, -1)
 
 
 def card_hands(tables: ShowdownTables) -> jax.Array | None:

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import algorithms, backend, solvers
+from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults, showdown
 from jaxcfr.poker import subgame as subgame_module
 from jaxcfr.poker.subgame import PublicTree, Subgame, policy_edges, take, take_padded
@@ -487,7 +487,7 @@ def safe_subgame(game: Subgame, replaced: jax.Array, opponent: int) -> SafeSubga
 def _alternatives_program():
   """`alternatives`, jitted (it returns an array: a jitted function that returned a game would carry the
   first traced game's static fields, such as its tree's `TreeInfo`, which compare equal across shapes)."""
-  return backend.jit(alternatives, game=Subgame, static_argnums=2)
+  return jax.jit(alternatives, static_argnums=2)  # XLA's default options, for every street
 
 
 class SafeState(NamedTuple):

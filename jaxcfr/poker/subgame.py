@@ -163,8 +163,7 @@ class Subgame:
   def prefers_default_compiler(self) -> bool:
     """For `backend.compiler_options`: turn and flop trees run faster with XLA's defaults (YNNPACK's
     reductions: a blocked turn iteration 1.2x, a whole one 1.45x on a 2-core CPU), a river tree's
-    small arrays with YNNPACK kept to matrix products (1.17x). (Read on the class, as the search bot
-    does for programs that serve any street, the property counts as true: XLA's defaults.)"""
+    small arrays with YNNPACK kept to matrix products (1.17x)."""
     return self.tree.info.config.street != 3
 
   @property
