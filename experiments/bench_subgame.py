@@ -21,9 +21,10 @@ random boards and full ranges (the subgame solver's default gamma is `defaults.S
 
 `--peer BINARY` runs postflop-solver (Rust, single-threaded) on the same spots side by side: per
 round its binary (`experiments/postflop_solver_peer`, which says how to build it) solves the spot
-with the library's `solve`, then this solver does, alternately, and the figures are the medians of
-the rounds and of the per-round ratios. Its seconds include its exploitability checks; ours count
-the checks' average policies but not their exact evaluations.
+with the library's `solve` loop, then this solver does, alternately, and the figures are the medians
+of the rounds and of the per-round ratios. Two comparisons: the iterations alone (`ratio`: the
+peer's `solve_step`s against our `seconds`, which leave out the checks' exact evaluations and
+count laying out the final policy), and the whole loops with their checks (`ratio_with_checks`).
 
     python experiments/bench_subgame.py --repeats 5 \
       --peer experiments/postflop_solver_peer/target/release/postflop-solver-peer
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import resource
 import statistics
 import subprocess
@@ -121,11 +121,10 @@ def batch(board: str, size: int, iterations: int, algorithm: str, showdown_by: s
 
 
 def run_peer(binary: str, street: str) -> dict:
-  """One solve by the peer's binary: its JSON line, with the iterations its progress line reached."""
+  """One solve by the peer's binary: its JSON line (`seconds` with its checks, `iteration_seconds`
+  without, `iterations`, ...)."""
   out = subprocess.run([binary, street], capture_output=True, text=True, check=True).stdout
-  result = json.loads(out.strip().splitlines()[-1])
-  result['iterations'] = int(re.findall(r'iteration: (\d+) /', out)[-1])
-  return result
+  return json.loads(out.strip().splitlines()[-1])
 
 
 def side_by_side(binary: str, algorithm: str, repeats: int) -> None:
@@ -138,15 +137,22 @@ def side_by_side(binary: str, algorithm: str, repeats: int) -> None:
     for _ in range(repeats):
       peer.append(run_peer(binary, street))
       ours.append(solving.solve(game, algorithm))
-    ratios = [o.seconds / p['seconds'] for o, p in zip(ours, peer, strict=True)]
+    # Iterations alone: ours without the checks' exact evaluations (with the final policy's layout),
+    # the peer's `solve_step`s. With the checks: both whole loops, each check included.
+    alone = [o.seconds / p['iteration_seconds'] for o, p in zip(ours, peer, strict=True)]
+    whole = [(o.seconds + o.check_seconds) / p['seconds'] for o, p in zip(ours, peer, strict=True)]
     print(
       json.dumps(
         {
           'street': street,
           'seconds': statistics.median(o.seconds for o in ours),
-          'peer_seconds': statistics.median(p['seconds'] for p in peer),
-          'ratio': statistics.median(ratios),
-          'ratios': [round(r, 3) for r in ratios],
+          'peer_iteration_seconds': statistics.median(p['iteration_seconds'] for p in peer),
+          'ratio': statistics.median(alone),
+          'ratios': [round(r, 3) for r in alone],
+          'seconds_with_checks': statistics.median(o.seconds + o.check_seconds for o in ours),
+          'peer_seconds_with_checks': statistics.median(p['seconds'] for p in peer),
+          'ratio_with_checks': statistics.median(whole),
+          'ratios_with_checks': [round(r, 3) for r in whole],
           'iterations': ours[0].iterations,
           'peer_iterations': peer[0]['iterations'],
           'exploitability_pct': ours[0].exploitability_pct,

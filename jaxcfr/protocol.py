@@ -10,8 +10,12 @@ A solver is four pure functions over a state pytree (`NamedTuple`s of arrays):
 plus its registry `name`, its `hyperparameters` (plain Python values, as
 recorded in results and checkpoints) and `costly_policy` (producing the
 average policy trains networks, as Deep CFR's does, so a training loop
-evaluates it sparsely). Every state is a pytree that `jit`, `vmap`, `scan`
-and the checkpointer treat alike; the game is an argument, never a constant.
+evaluates it sparsely), and optionally `evaluate_average(state, game) ->
+(NashConv, [P] values)`: the exact evaluation of the average policy read from
+the state's own layout, which a training loop's checks use instead of laying
+the policy out and calling the game's evaluation (the same numbers, cheaper).
+Every state is a pytree that `jit`, `vmap`, `scan` and the checkpointer treat
+alike; the game is an argument, never a constant.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class Solver:
   name: str = 'custom'
   hyperparameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   costly_policy: bool = False
+  evaluate_average: Callable[[State, Any], tuple[jax.Array, jax.Array]] | None = None
 
   def __post_init__(self):
     object.__setattr__(self, 'hyperparameters', MappingProxyType(dict(self.hyperparameters)))

@@ -58,6 +58,7 @@ class Result(NamedTuple):
   curve: list[dict]  # {iteration, seconds, exploitability}
   resumed_from: int | None  # the checkpoint's iteration, when resumed
   checkpoint_seconds: tuple[float, ...] = ()  # wall seconds of each checkpoint this call saved
+  check_seconds: float = 0.0  # wall seconds of the exact evaluations during the run (not in `seconds`)
 
 
 def open_checkpoints(
@@ -154,7 +155,14 @@ def train(
   policy = jax.block_until_ready(make_policy(state, game))
   policy_seconds_once = time.perf_counter() - start
   exact = evaluate
-  if exact:
+  # A solver that evaluates its average from its own state: the checks need no laid-out policy.
+  from_state = exact and solver.evaluate_average is not None
+  if from_state:
+    jit_start = time.perf_counter()
+    evaluate = backend.jit(solver.evaluate_average, game).lower(state, game).compile()
+    jit_seconds += time.perf_counter() - jit_start
+    evaluation_seconds = median_seconds(evaluate, state, game)
+  elif exact:
     jit_start = time.perf_counter()
     evaluate = backend.jit(evaluate_profile, game).lower(policy, game).compile()
     jit_seconds += time.perf_counter() - jit_start
@@ -226,7 +234,7 @@ def train(
   per_iteration, evaluated = None, None
   # A costly final policy (Deep CFR trains networks) must fit in the budget: keep room for it.
   reserve = policy_seconds_once if solver.costly_policy else 0.0
-  policy_seconds = 0.0
+  policy_seconds = check_seconds = 0.0
 
   def finished(done, spent):
     if iterations is not None and done >= iterations:
@@ -241,7 +249,7 @@ def train(
     margin = 0.5 * per_iteration if per_iteration is not None else 0.0
     return seconds is not None and spent >= seconds - margin
 
-  def produce_andevaluate_profile(state):
+  def produce_policy(state):
     nonlocal solve_seconds, policy_seconds, reserve
     start = time.perf_counter()
     policy = jax.block_until_ready(make_policy(state, game))
@@ -250,7 +258,19 @@ def train(
     policy_seconds += elapsed
     if solver.costly_policy:
       reserve = elapsed
-    return policy, jax.device_get(evaluate(policy, game)) if exact else no_values
+    return policy
+
+  def produce_andevaluate_profile(state):
+    """(the average policy, or None where the check reads the state; its (NashConv, values))."""
+    nonlocal check_seconds
+    policy = None if from_state else produce_policy(state)
+    start = time.perf_counter()
+    if not exact:
+      evaluated = no_values
+    else:
+      evaluated = jax.device_get(evaluate(state, game) if from_state else evaluate(policy, game))
+    check_seconds += time.perf_counter() - start
+    return policy, evaluated
 
   def record(nash_conv):
     curve.append(
@@ -313,6 +333,8 @@ def train(
     policy, evaluated = produce_andevaluate_profile(state)
     if exact and (not curve or curve[-1]['iteration'] != done):
       record(evaluated[0])
+  if policy is None:  # the checks read the state: the final policy, once
+    policy = produce_policy(state)
   nash_conv, values = evaluated
   return Result(
     state=state,
@@ -328,6 +350,7 @@ def train(
     curve=curve,
     resumed_from=resumed_from,
     checkpoint_seconds=tuple(save_seconds),
+    check_seconds=check_seconds,
   )
 
 

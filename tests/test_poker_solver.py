@@ -292,6 +292,30 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
   np.testing.assert_allclose(runs[1], runs[0], rtol=1e-9, atol=1e-12 * float(jnp.abs(runs[0]).max()))
 
 
+@pytest.mark.parametrize('config', ['river', 'turn whole', 'turn blocked'])
+def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
+  """`evaluate_average` (what `jaxcfr.train`'s checks run for the subgame solver: the average read
+  from the state's own layout, block by block on a blocked turn tree) gives the NashConv and values
+  of `Subgame.evaluate_profile` of the laid-out average policy, and the training loop reports them."""
+  game = {
+    'river': lambda: spot_game(RIVER, 3),
+    'turn whole': lambda: spot_game(TURN, 4, blocks=False),
+    'turn blocked': lambda: spot_game(TURN, 4, blocks=True),
+  }[config]()
+  solver = subgame_solver('dcfr')
+  state = jax.jit(lambda s, g: jaxcfr.run(solver, s, g, 7))(solver.init(game), game)
+  nash_conv, values = jax.jit(solver.evaluate_average)(state, game)
+  want_conv, want_values = jax.jit(lambda s, g: g.evaluate_profile(solver.average_policy(s, g)))(state, game)
+  assert float(want_conv) > 1e-3 and abs(float(want_values[0])) > 1e-3  # not solved yet: not 0
+  np.testing.assert_allclose(nash_conv, want_conv, rtol=1e-9)
+  np.testing.assert_allclose(values, want_values, rtol=1e-9, atol=1e-12)
+  if config == 'turn blocked':
+    result = jaxcfr.train(game, solver, iterations=7, eval_every=7)
+    assert result.curve[-1]['iteration'] == 7 and result.check_seconds > 0
+    np.testing.assert_allclose(result.nash_conv, float(want_conv), rtol=1e-9)
+    np.testing.assert_allclose(result.policy, solver.average_policy(state, game), atol=1e-12)
+
+
 def test_only_unpadded_turn_trees_come_in_blocks():
   """`build_subgame` builds the blocks of an unpadded turn tree when asked (and by default on a CPU):
   one block per river card, one forest root per chance node of the turn street, and every decision
@@ -338,7 +362,8 @@ def test_the_loop_over_blocks_updates_every_block_once(monkeypatch, per_step):
     new = (first * weights + card, (second - card,))
     return new, first.sum(0) * (card + 1)  # [4]
 
-  updated, summed = jax.jit(lambda p, i: solver_module.over_blocks(one_block, p, i, (4,)))(parts, inputs)
+  run = lambda p, i: solver_module.over_blocks(one_block, p, i, (4,), jnp.float64)
+  updated, summed = jax.jit(run)(parts, inputs)
   for block in range(5):
     want = one_block(jax.tree.map(lambda x, b=block: x[b], (parts, *inputs)))[0]
     got = jax.tree.map(lambda x, b=block: x[b], updated)

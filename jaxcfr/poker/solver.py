@@ -100,11 +100,11 @@ def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
 BLOCKS_PER_STEP = 1
 
 
-def over_blocks(one_block, parts, inputs, value_shape):
+def over_blocks(one_block, parts, inputs, value_shape, dtype):
   """Runs `one_block((its state parts, *its inputs)) -> (its new state parts, its root values)` over
   the blocks, `BLOCKS_PER_STEP` at a time: `parts` holds every block's state parts (leading axis: the
   blocks), `inputs` the other per-block arrays (its last entry the block cards). Returns (the updated
-  parts, the root values summed over the blocks [value_shape]).
+  parts, the root values summed over the blocks [value_shape] of `dtype`); `parts` may be empty.
 
   A `fori_loop` that carries the parts and writes each step's blocks back in place: a `lax.map` would
   fill new stacked outputs with zeros and copy into them every half-iteration (1.2x slower turn
@@ -122,7 +122,7 @@ def over_blocks(one_block, parts, inputs, value_shape):
     put = lambda x, y: jax.lax.dynamic_update_slice_in_dim(x, y, start, 0)
     return jax.tree.map(put, parts, new), summed + values.sum(0)
 
-  summed = jnp.zeros(value_shape, jax.tree.leaves(parts)[0].dtype)
+  summed = jnp.zeros(value_shape, dtype)
   step = lambda i, carry: run(i * BLOCKS_PER_STEP, BLOCKS_PER_STEP, *carry)
   parts, summed = jax.lax.fori_loop(0, steps, step, (parts, summed))
   if rest:
@@ -215,6 +215,104 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
   total = take(total, parent)
   strategy = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), (1 / legal)[parent][:, None])
   return jnp.where(from_decision[:, None], strategy, 1)
+
+
+def _average_edges(tree: PublicTree, weights) -> list[jax.Array]:
+  """Per depth [n_d, H]: the average strategy's probability of the action into each node, from the
+  average's weights (per depth [e_d, H]); what `normalize` gives on the `[D, A, H]` rows."""
+  return [all_rows(tree, _edge_strategy(tree, w, d), d) for d, w in enumerate(weights, 1)]
+
+
+def _evaluation_pass(tree: PublicTree, edge, player: int, folds, showdowns, chance) -> jax.Array:
+  """[n_0, 2, H]: `player`'s counterfactual values at depth 0 when it plays the edges' strategy
+  `edge` (per depth [n_d, H]) and when it best responds (the max over its legal actions), from one
+  bottom-up pass; the opponent's strategy is in the reaches behind `folds` [F, H] and `showdowns`
+  [S, H]. `chance` ([K, 2, H] the values of the chance nodes, or None: from their children)."""
+  below = None  # [n_{d+1}, 2, H]
+  for d in reversed(range(len(tree.level_sizes))):
+    sizes = tree.level_sizes[d]
+    parts = []
+    if sizes[DECISION]:
+      start = sum(s[DECISION] for s in tree.level_sizes[:d])
+      own = (tree.parent_player[d + 1] == player)[:, None]
+      played = _sum_axis1(take_padded(jnp.where(own, edge[d] * below[:, 0], below[:, 0]), tree.children[d]))
+      children = take_padded(below[:, 1], tree.children[d])  # [m, A, H]
+      legal = tree.legal[start : start + sizes[DECISION]]  # [m, A, 1]
+      own_row = (tree.decision_player[start : start + sizes[DECISION]] == player)[:, None]
+      best = jnp.where(own_row, jnp.where(legal, children, -jnp.inf).max(1), _sum_axis1(children))
+      parts.append(jnp.stack([played, best], 1))
+    if sizes[CHANCE]:
+      a = sum(s[CHANCE] for s in tree.level_sizes[:d])
+      if chance is None:
+        weight = tree.chance_weight[a : a + sizes[CHANCE], None, None]
+        parts.append(take_padded(below, tree.chance_children[d]).sum(1) * weight)
+      else:
+        parts.append(chance[a : a + sizes[CHANCE]])
+    for values, kind in ((folds, FOLD), (showdowns, SHOWDOWN)):
+      a = sum(s[kind] for s in tree.level_sizes[:d])
+      rows = values[a : a + sizes[kind], None]
+      parts.append(jnp.concatenate([rows, rows], 1))
+    below = jnp.concatenate(parts)
+  return below
+
+
+def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
+  """(NashConv, [2] each player's expected payoff per deal) of the average strategy whose weights
+  are `weights` (the state's `cumulative_policy`, in `game`'s layout: `state_shapes`): the same
+  numbers as `game.evaluate_profile` of the `[D, A, H]` average policy, without laying it out. One
+  top-down pass and one bottom-up pass per player, which carries its values under the average and
+  as a best response together; on a blocked turn tree, block by block."""
+  spot = game.spot
+  players = jnp.arange(2)  # the two players' passes as one, vmapped: one traced body to compile
+  if game.blocks is None:
+    tree = game.tree
+    edge = _average_edges(tree, weights)
+    reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
+
+    def root(player):
+      terminals = subgame_module.terminal_values(game, reach, player)
+      return _evaluation_pass(tree, edge, player, *terminals, None)[0]
+
+    roots = jax.vmap(root)(players)
+  else:
+    blocks = game.blocks
+    upper, forest = blocks.upper, blocks.forest
+    split = len(upper.level_sizes) - 1
+    edge = _average_edges(upper, weights[:split])
+    reach = _top_down(upper, edge, spot.ranges[None], None)  # its chance nodes are leaves
+    chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, 2, H]
+
+    def one_block(args):
+      (), block_weights, tables, card = args
+      mask = spot.card_mask[card]
+      block_edge = _average_edges(forest, block_weights)
+      block_reach = _top_down(forest, block_edge, take(chance_reach, blocks.root_chance) * mask, None)
+      board = dataclasses.replace(spot, tables=jax.tree.map(lambda x: x[None], tables), river_mask=mask[None])
+
+      def values(player):
+        folds, showdowns = subgame_module.terminal_values(Subgame(forest, board), block_reach, player)
+        return _evaluation_pass(forest, block_edge, player, folds * mask, showdowns, None)
+
+      return (), jax.vmap(values)(players)
+
+    shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
+    inputs = (tuple(weights[split:]), spot.tables, blocks.block_card)
+    _, summed = over_blocks(one_block, (), inputs, shape, spot.ranges.dtype)
+
+    def root(player, summed):
+      chance = take(summed, blocks.chance_root) * upper.chance_weight[:, None, None]
+      terminals = subgame_module.terminal_values(Subgame(upper, spot), reach, player)
+      return _evaluation_pass(upper, edge, player, *terminals, chance)[0]
+
+    roots = jax.vmap(root)(players, summed)
+  values = (spot.ranges[:, None] * roots).sum(-1) / subgame_module.normalizer(game)  # [2, 2]
+  return (values[:, 1] - values[:, 0]).sum(), values[:, 0]
+
+
+def _evaluate_state(state: SubgameState, game: Subgame) -> tuple[jax.Array, jax.Array]:
+  """`Solver.evaluate_average` of the subgame solvers (one function, so that jit's cache serves every
+  solver built for a tree shape)."""
+  return evaluate_average(state.cumulative_policy, game)
 
 
 def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
@@ -401,7 +499,7 @@ def _build(algorithm: str, hyperparameters: dict):
         return tuple(tuple(x) for x in parts), jnp.stack(values)
 
       shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
-      forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape)  # summed over the cards
+      forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype)
       chance = lambda player, summed=summed, players=players: (
         take(summed[players.index(player)], blocks.chance_root) * upper.chance_weight[:, None]
       )
@@ -425,6 +523,7 @@ def _build(algorithm: str, hyperparameters: dict):
     average_policy,
     name=algorithm,
     hyperparameters={'alternating': alternating, **config},
+    evaluate_average=_evaluate_state,
   )
   return solver, warm_start, step
 

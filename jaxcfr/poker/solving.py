@@ -107,9 +107,11 @@ class SubgameResult:
   policy: jax.Array  # [D, A, H] average strategy
   algorithm: str
   iterations: int
-  seconds: float  # solving only
+  seconds: float  # solving only (the average policies of the checks included)
   jit_seconds: float
-  evaluation_seconds: float
+  evaluation_seconds: float  # one exact evaluation
+  policy_seconds: float  # producing the checks' average policies (in `seconds`)
+  check_seconds: float  # the checks' exact evaluations during the solve (not in `seconds`)
   exploitability: float  # chips per deal
   exploitability_pct: float  # of the starting pot
   ev: list  # [2] expected share of the starting pot, chips
@@ -169,6 +171,8 @@ def solve(
     seconds=result.seconds,
     jit_seconds=result.jit_seconds,
     evaluation_seconds=result.evaluation_seconds,
+    policy_seconds=result.policy_seconds,
+    check_seconds=result.check_seconds,
     exploitability=result.exploitability,
     exploitability_pct=100 * result.exploitability / pot,
     ev=[float(v + pot / 2) for v in values],
@@ -213,6 +217,7 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
     'seconds': result.seconds,
     'jit_seconds': result.jit_seconds,
     'evaluation_seconds': result.evaluation_seconds,
+    'check_seconds': result.check_seconds,
     'algorithm': result.algorithm,
     'ev': {'oop': result.ev[0], 'ip': result.ev[1]},
     'equity': {'oop': result.equity[0], 'ip': result.equity[1]},

@@ -1,13 +1,16 @@
 //! postflop-solver on `experiments/bench_subgame.py`'s spot: flop Td9d6h, turn Qc (river 3s for the
 //! river spot), pot 200, effective stack 900, bets "60%, e, a" and raises "2.5x" on every street, a
-//! river donk bet of 50%, full ranges, DCFR to 0.5% of the pot with the library's own `solve`
-//! (exploitability checked every 10 iterations).
+//! river donk bet of 50%, full ranges, DCFR to 0.5% of the pot (exploitability checked every 10
+//! iterations).
 //!
 //!     postflop-solver-peer turn|river
 //!
-//! `solve` prints its progress ("iteration: N / 1000 ...") on standard output; then one JSON line:
-//! the seconds that `solve` took, the exploitability in % of the pot, and the library's uncompressed
-//! memory figure in bytes.
+//! The loop is the library's `solve`, step for step (a check before the first iteration and after
+//! every tenth, `finalize` at the end), written out with the library's public `solve_step`,
+//! `compute_exploitability` and `finalize` so that the checks are timed apart from the iterations.
+//! One JSON line: `seconds` (the whole loop, as `solve` takes it), `iteration_seconds` (the
+//! iterations alone), `check_seconds` (the checks and `finalize`), `iterations`, the exploitability
+//! in % of the pot, and the library's uncompressed memory figure in bytes.
 
 use postflop_solver::*;
 use std::time::Instant;
@@ -48,13 +51,34 @@ fn main() {
     let mut game = PostFlopGame::with_config(cards, ActionTree::new(config).unwrap()).unwrap();
     let memory = game.memory_usage().0;
     game.allocate_memory(false);
+    let target = 200.0 * 0.005;
+    let (mut iteration_seconds, mut check_seconds) = (0.0, 0.0);
     let start = Instant::now();
-    let exploitability = solve(&mut game, 1000, 200.0 * 0.005, true);
+    let mut exploitability = compute_exploitability(&game);
+    check_seconds += start.elapsed().as_secs_f64();
+    let mut iterations = 0;
+    while iterations < 1000 && exploitability > target {
+        let step = Instant::now();
+        solve_step(&game, iterations);
+        iteration_seconds += step.elapsed().as_secs_f64();
+        iterations += 1;
+        if iterations % 10 == 0 || iterations == 1000 {
+            let check = Instant::now();
+            exploitability = compute_exploitability(&game);
+            check_seconds += check.elapsed().as_secs_f64();
+        }
+    }
+    let check = Instant::now();
+    finalize(&mut game);
+    check_seconds += check.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
     println!(
-        "{{\"street\": \"{}\", \"seconds\": {}, \"exploitability_pct\": {}, \"memory_bytes\": {}}}",
+        "{{\"street\": \"{}\", \"seconds\": {}, \"iteration_seconds\": {}, \"check_seconds\": {}, \"iterations\": {}, \"exploitability_pct\": {}, \"memory_bytes\": {}}}",
         street,
         seconds,
+        iteration_seconds,
+        check_seconds,
+        iterations,
         exploitability / 200.0 * 100.0,
         memory
     );
