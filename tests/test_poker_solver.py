@@ -316,6 +316,26 @@ def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
     np.testing.assert_allclose(result.policy, solver.average_policy(state, game), atol=1e-12)
 
 
+def test_turn_subgames_compile_with_the_large_block_options_to_the_same_numbers():
+  """`backend.compiler_options` gives turn subgames (and safe subgames of them) the large-block
+  options and river subgames Leduc's; the options change speed, not the solver's numbers."""
+  from jaxcfr import backend  # noqa: PLC0415
+
+  turn, river = spot_game(TURN, 5), spot_game(RIVER, 5)
+  assert turn.large_blocks and not river.large_blocks
+  assert backend.compiler_options(river) == jaxcfr.compiler_options()
+  options = backend.compiler_options(turn)
+  if jax.default_backend() == 'cpu' and backend._cpu_options_supported(True):
+    assert options == {'xla_cpu_use_fusion_emitters': False}
+  safe = solver_module.SafeSubgame(turn, jnp.zeros(turn.num_hands), jnp.asarray(1))
+  assert backend.compiler_options(safe) == options
+  solver = subgame_solver('dcfr')
+  run = lambda opts: jax.jit(lambda s, g: jaxcfr.run(solver, s, g, 3), compiler_options=opts)  # noqa: E731
+  states = [run(opts)(solver.init(turn), turn) for opts in (options, {})]
+  assert float(jnp.abs(states[0].cumulative_regret[-1]).max()) > 0
+  jax.tree.map(lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12), states[0], states[1])
+
+
 def test_only_unpadded_turn_trees_come_in_blocks():
   """`build_subgame` builds the blocks of an unpadded turn tree when asked (and by default on a CPU):
   one block per river card, one forest root per chance node of the turn street, and every decision

@@ -134,14 +134,6 @@ def test_compiler_options_change_speed_not_results():
   np.testing.assert_allclose(states[0].cumulative_policy, states[1].cumulative_policy, rtol=1e-5, atol=1e-7)
 
 
-def test_a_game_can_ask_for_xla_default_options():
-  from jaxcfr import backend  # noqa: PLC0415
-  from jaxcfr.poker.subgame import Subgame  # noqa: PLC0415
-
-  assert backend.compiler_options(Subgame) == {}  # hold'em subgames: XLA's defaults
-  assert backend.compiler_options(compiled('leduc')) == jaxcfr.compiler_options()
-
-
 @pytest.mark.parametrize('algorithm, bound', [('cfr', 0.01), ('cfr+', 1e-4)])
 def test_three_player_kuhn_converges_over_sequences(algorithm, bound):
   """NashConv of 1000 iterations (uniform play: 2.06; both paths measured 0.0044 / 0.0039 for

@@ -545,9 +545,8 @@ class SafeSubgame:
   opponent: jax.Array  # [] int32: the tree player (0 OOP, 1 IP) whose root reach the gadget chooses
 
   num_players = 2
-  prefers_default_compiler = True
-
   tree = property(lambda self: self.game.tree)
+  large_blocks = property(lambda self: self.game.large_blocks)
   spot = property(lambda self: self.game.spot)
   dtype = property(lambda self: self.game.dtype)
   num_hands = property(lambda self: self.game.num_hands)
