@@ -355,14 +355,15 @@ def disjoint(hands: np.ndarray) -> np.ndarray:
   return ~(hands[:, None, :, None] == hands[None, :, None, :]).any((-1, -2))
 
 
+@pytest.mark.parametrize('columns', [2, showdown.NARROW + 8])  # the two ways of `_prefix_rows`
 @pytest.mark.parametrize('deck', [cards.FULL_DECK, RIVER_DECK], ids=['52', '6x4'])
-def test_showdown_difference_and_compatible_mass_by_brute_force(deck):
+def test_showdown_difference_and_compatible_mass_by_brute_force(deck, columns):
   rng = np.random.default_rng(deck.size)
   turn = tuple(int(c) for c in rng.choice(deck.cards, 4, replace=False))
   hands = cards.hands(deck, turn)
   rivers = rng.choice([c for c in deck.cards if c not in turn], 3, replace=False)
   boards = np.array([list(turn) + [int(r)] for r in rivers], np.int32)
-  reach = rng.random((len(boards), len(hands), 2)) * (rng.random((len(boards), len(hands), 1)) < 0.7)
+  reach = rng.random((len(boards), len(hands), columns)) * (rng.random((len(boards), len(hands), 1)) < 0.7)
   blocked = (hands[None] == boards[:, None, None, 4]).any(-1)  # [R, H]: hands holding the river
   reach[blocked] = 0  # as in a tree, where the deal removes them
   strength = brute_strengths(hands, boards)

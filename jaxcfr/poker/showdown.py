@@ -239,18 +239,22 @@ def board_difference(
 
 
 PREFIX_RUN = 8  # rows per run of the long prefix sums (4, 8 and 16 measured: 8, 1.18x faster showdowns)
+NARROW = 16  # at most this many columns (showdowns), every prefix sum is a parallel prefix
 
 
 def _prefix_rows(x: jax.Array) -> jax.Array:
   """Prefix sums along axis 1 with a leading zero row: [B, n, M] -> [B, n + 1, M].
 
-  On a CPU `cumsum` over a long axis is the slowest way. The hands (n ~ 1,100) are summed in runs of
-  `PREFIX_RUN` rows, and a scan over the runs' totals gives each run its offset (1.18x faster
-  showdowns than one scan over the rows, each of whose steps adds [B, M]); the short per-card lists
-  (n ~ 50) take a parallel prefix (`associative_scan`, about 3x faster than a scan there).
+  On a CPU `cumsum` over a long axis is the slowest way. The hands (n ~ 1,100) of a turn tree's
+  blocks (M ~ 50 showdowns) are summed in runs of `PREFIX_RUN` rows, and a scan over the runs'
+  totals gives each run its offset (1.18x faster showdowns than one scan over the rows, each of whose
+  steps adds [B, M]; a turn iteration 1.045x faster than a parallel prefix); the short per-card lists
+  (n ~ 50), and every list of a narrow river spot's (M <= `NARROW`: 9 on the benchmark spot, a river
+  iteration 1.06x faster), take a parallel prefix (`associative_scan`, about 3x faster than a scan
+  on the short lists).
   """
   zero = jnp.zeros((x.shape[0], 1) + x.shape[2:], x.dtype)
-  if x.shape[1] <= 64:
+  if x.shape[1] <= 64 or x.shape[2] <= NARROW:
     return jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, x, axis=1)], axis=1)
   b, n, m = x.shape
   runs = jnp.pad(x, ((0, 0), (0, -n % PREFIX_RUN), (0, 0))).reshape(b, -1, PREFIX_RUN, m)
