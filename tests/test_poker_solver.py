@@ -292,7 +292,9 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
   np.testing.assert_allclose(runs[1], runs[0], rtol=1e-9, atol=1e-12 * float(jnp.abs(runs[0]).max()))
 
 
-@pytest.mark.parametrize('config', ['river', 'turn whole', 'turn blocked'])
+@pytest.mark.parametrize(
+  'config', ['river', pytest.param('turn whole', marks=pytest.mark.slow), 'turn blocked']
+)
 def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
   """`evaluate_average` (what `jaxcfr.train`'s checks run for the subgame solver: the average read
   from the state's own layout, block by block on a blocked turn tree) gives the NashConv and values

@@ -245,27 +245,31 @@ NARROW = 16  # at most this many columns (showdowns), every prefix sum is a para
 def _prefix_rows(x: jax.Array) -> jax.Array:
   """Prefix sums along axis 1 with a leading zero row: [B, n, M] -> [B, n + 1, M].
 
-  On a CPU `cumsum` over a long axis is the slowest way. The hands (n ~ 1,100) of a turn tree's
-  blocks (M ~ 50 showdowns) are summed in runs of `PREFIX_RUN` rows, and a scan over the runs'
-  totals gives each run its offset (1.18x faster showdowns than one scan over the rows, each of whose
-  steps adds [B, M]; a turn iteration 1.045x faster than a parallel prefix); the short per-card lists
-  (n ~ 50), and every list of a narrow river spot's (M <= `NARROW`: 9 on the benchmark spot, a river
-  iteration 1.06x faster), take a parallel prefix (`associative_scan`, about 3x faster than a scan
-  on the short lists).
+  On a CPU `cumsum` over a long axis is the slowest way. The lists of a turn tree's blocks (M ~ 50
+  showdowns) are summed in runs of `PREFIX_RUN` rows, and the runs' totals give each run its offset:
+  over the hands (n ~ 1,100) by a scan (1.18x faster showdowns than one scan over the rows, each of
+  whose steps adds [B, M]; a turn iteration 1.045x faster than a parallel prefix), over each card's
+  hands (n ~ 50, a few runs) by `cumsum` (1.02x to 1.03x a turn iteration over a parallel prefix).
+  The lists of a narrow river spot (M <= `NARROW`: 9 on the benchmark spot) take a parallel prefix
+  (`associative_scan`: a river iteration 1.06x faster).
   """
-  zero = jnp.zeros((x.shape[0], 1) + x.shape[2:], x.dtype)
-  if x.shape[1] <= 64 or x.shape[2] <= NARROW:
-    return jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, x, axis=1)], axis=1)
   b, n, m = x.shape
+  zero = jnp.zeros((b, 1, m), x.dtype)
+  if m <= NARROW:
+    return jnp.concatenate([zero, jax.lax.associative_scan(jnp.add, x, axis=1)], axis=1)
   runs = jnp.pad(x, ((0, 0), (0, -n % PREFIX_RUN), (0, 0))).reshape(b, -1, PREFIX_RUN, m)
   within = jnp.cumsum(runs, axis=2)
+  totals = within[:, :, -1]  # [B, runs, M]
+  if totals.shape[1] <= 8:  # a card's list
+    before = jnp.cumsum(totals, axis=1) - totals
+  else:
 
-  def step(total, run):
-    total = total + run
-    return total, total
+    def step(total, run):
+      total = total + run
+      return total, total
 
-  _, ends = jax.lax.scan(step, zero[:, 0], jnp.moveaxis(within[:, :, -1], 1, 0))  # [runs, B, M]
-  before = jnp.concatenate([zero, jnp.moveaxis(ends, 0, 1)[:, :-1]], axis=1)  # [B, runs, M]
+    _, ends = jax.lax.scan(step, zero[:, 0], jnp.moveaxis(totals, 1, 0))  # [runs, B, M]
+    before = jnp.concatenate([zero, jnp.moveaxis(ends, 0, 1)[:, :-1]], axis=1)  # [B, runs, M]
   rows = (within + before[:, :, None]).reshape(b, -1, m)[:, :n]
   return jnp.concatenate([zero, rows], axis=1)
 
