@@ -161,7 +161,7 @@ def _print(result, log) -> None:
   ms = 1000 * result.seconds / max(result.iterations, 1)
   print(
     f'{result.algorithm}: {result.iterations:,} iterations in {result.seconds:.3f} s ({ms:.2f} ms/iteration; '
-    f'compilation {result.jit_seconds:.1f} s)\n'
+    f'exploitability checks {result.check_seconds:.2f} s; compilation {result.jit_seconds:.1f} s)\n'
     f'exploitability {result.exploitability_pct:.3f}% of the pot ({result.exploitability:.4g} chips)\n'
     f'EV: OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f} chips; equity: OOP {100 * result.equity[0]:.2f}%, '
     f'IP {100 * result.equity[1]:.2f}%',
