@@ -23,8 +23,10 @@ iterations than the whole tree's passes on a 2-core CPU). Same numbers, other or
     policy = solver.average_policy(state, game)        # [D, A, H]
 
 The returned `Solver` follows the protocol, so `jaxcfr.train` runs it with budgets, progress,
-checkpoints and exploitability checks (`Subgame.evaluate_profile`); its policies come out in the
-`[D, A, H]` layout of the decision nodes that `subgame` evaluates.
+checkpoints and exploitability checks; its policies come out in the `[D, A, H]` layout of the
+decision nodes that `subgame` evaluates. Its checks read the state (`evaluate_average`, the
+protocol's optional entry): the same numbers as `Subgame.evaluate_profile` of the laid-out average,
+without laying it out, and block by block on a blocked turn tree.
 
 Safe re-solving: `safe_subgame_solver(algorithm, gadget)` solves a `SafeSubgame` (`safe_subgame(game,
 replaced, opponent)`), in which a gadget before the root lets the opponent take, hand by hand, its
