@@ -22,10 +22,11 @@ import jax.numpy as jnp
 
 CACHE_ENV, NO_CACHE_ENV = 'JAXCFR_CACHE_DIR', 'JAXCFR_NO_CACHE'
 _CPU_OPTIONS = {'xla_cpu_experimental_ynn_fusion_type': 'LIBRARY_FUSION_TYPE_DOT'}
-# Programs over large blocks (a turn subgame's [nodes, hands] arrays): YNNPACK's default library
-# fusions, and XLA:CPU's classic loop emitters instead of its fusion emitters (a turn subgame's
-# iteration program compiles in 3.5 instead of 4.5 s and runs 1.02x faster; its exploitability
-# check compiles in 2.1 instead of 5.1 s and ran in 62 against 93 ms, one run each, on a 2-core CPU).
+# Programs over large blocks that a CPU runs block by block (a blocked turn subgame): YNNPACK's
+# default library fusions, and XLA:CPU's classic loop emitters instead of its fusion emitters (the
+# iteration program compiles in 3.5 instead of 4.5 s and runs 1.02x faster; the exploitability check
+# compiles in 2.1 instead of 5.1 s, on a 2-core CPU). A whole turn tree's iteration runs 1.01x to
+# 1.04x slower with them, so it keeps XLA's defaults.
 _CPU_LARGE_BLOCK_OPTIONS = {'xla_cpu_use_fusion_emitters': False}
 
 
@@ -33,13 +34,15 @@ def compiler_options(game=None) -> dict[str, str]:
   """Options for `jax.jit(..., compiler_options=...)` on the default backend, for the programs of
   `game` (any game when None). A game whose arrays are large blocks (a turn subgame's [nodes,
   hands] arrays, thousands of numbers per node) says so with a true `large_blocks` attribute and
-  gets `_CPU_LARGE_BLOCK_OPTIONS`, which keep YNNPACK's reductions (a turn subgame's iteration 1.2x
-  faster than without them); a river subgame's is false (1.17x faster with YNNPACK kept to matrix
-  products)."""
+  keeps YNNPACK's reductions (a turn subgame's iteration 1.2x faster than without them), with
+  XLA:CPU's classic emitters where it also has a true `classic_emitters` (a blocked turn tree:
+  `_CPU_LARGE_BLOCK_OPTIONS`); a river subgame's `large_blocks` is false (1.17x faster with
+  YNNPACK kept to matrix products, as Leduc's tiny arrays)."""
   if jax.default_backend() != 'cpu':
     return {}
   if getattr(game, 'large_blocks', False):
-    return dict(_CPU_LARGE_BLOCK_OPTIONS) if _cpu_options_supported(True) else {}
+    classic = getattr(game, 'classic_emitters', False) and _cpu_options_supported(True)
+    return dict(_CPU_LARGE_BLOCK_OPTIONS) if classic else {}
   return dict(_CPU_OPTIONS) if _cpu_options_supported(False) else {}
 
 

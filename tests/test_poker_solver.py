@@ -318,14 +318,16 @@ def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
     np.testing.assert_allclose(result.policy, solver.average_policy(state, game), atol=1e-12)
 
 
-def test_turn_subgames_compile_with_the_large_block_options_to_the_same_numbers():
-  """`backend.compiler_options` gives turn subgames (and safe subgames of them) the large-block
-  options and river subgames Leduc's; the options change speed, not the solver's numbers."""
+def test_blocked_turn_subgames_compile_with_the_large_block_options_to_the_same_numbers():
+  """`backend.compiler_options` gives blocked turn subgames (and safe subgames of them) the
+  large-block options, whole turn trees XLA's defaults and river subgames Leduc's; the options change
+  speed, not the solver's numbers."""
   from jaxcfr import backend  # noqa: PLC0415
 
-  turn, river = spot_game(TURN, 5), spot_game(RIVER, 5)
-  assert turn.large_blocks and not river.large_blocks
+  turn, whole, river = spot_game(TURN, 5, blocks=True), spot_game(TURN, 5, blocks=False), spot_game(RIVER, 5)
+  assert turn.large_blocks and whole.large_blocks and not river.large_blocks
   assert backend.compiler_options(river) == jaxcfr.compiler_options()
+  assert backend.compiler_options(whole) == {}
   options = backend.compiler_options(turn)
   if jax.default_backend() == 'cpu' and backend._cpu_options_supported(True):
     assert options == {'xla_cpu_use_fusion_emitters': False}

@@ -114,7 +114,7 @@ import jax
 import numpy as np
 
 from abstractions import HOLES
-from jaxcfr import protocol
+from jaxcfr import backend, protocol
 from jaxcfr.poker import defaults, depth_limited, lbr, nlhe, subgame, tree
 from jaxcfr.poker.solver import (
   GADGETS,
@@ -498,14 +498,15 @@ def flop_warm_policy(
 
 
 @functools.cache
-def _programs(algorithm: str, batched: bool = False, gadget: str | None = None):
+def _programs(algorithm: str, batched: bool = False, gadget: str | None = None, options: tuple = ()):
   """The solver and its compiled pieces (jit caches them per tree shape): init, init with a warm start,
   a run of N iterations, the average policy, the exploitability (chips). `batched`: each over a stack
   of games of one shape (`jax.vmap` over their leading axis; the key and N shared). With `gadget`, of
-  `SafeSubgame`s (`safe_subgame_solver`; no warm start)."""
+  `SafeSubgame`s (`safe_subgame_solver`; no warm start). `options`: the compiler options of the
+  games' street (`backend.compiler_options(game)`, as sorted pairs)."""
   solver = subgame_solver(algorithm) if gadget is None else safe_subgame_solver(algorithm, gadget)
   warm_start = subgame_warm_start(algorithm)
-  jit = jax.jit  # XLA's default options: the programs serve every street's trees
+  jit = functools.partial(jax.jit, compiler_options=dict(options))
   pieces = (
     (solver.init, (0, None)),
     (lambda game, key, policy, n: warm_start(solver.init(game, key), game, policy, n), (0, None, 0, None)),
@@ -549,7 +550,8 @@ def solve_spot(
   stops them once every game has reached it) and exploitabilities [B]."""
   batched = pots is not None
   safe = isinstance(game, SafeSubgame)
-  programs = _programs(config.algorithm, batched, config.gadget if safe else None)
+  options = tuple(sorted(backend.compiler_options(game).items()))  # river trees: not those of the turn
+  programs = _programs(config.algorithm, batched, config.gadget if safe else None, options)
   _, init, warm_init, run, average, exploitability = programs
   key = jax.random.key(config.seed)
   if warm is None:

@@ -549,6 +549,7 @@ class SafeSubgame:
   num_players = 2
   tree = property(lambda self: self.game.tree)
   large_blocks = property(lambda self: self.game.large_blocks)
+  classic_emitters = property(lambda self: self.game.classic_emitters)
   spot = property(lambda self: self.game.spot)
   dtype = property(lambda self: self.game.dtype)
   num_hands = property(lambda self: self.game.num_hands)
