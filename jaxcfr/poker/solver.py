@@ -219,6 +219,19 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
   return jnp.where(from_decision[:, None], strategy, 1)
 
 
+def _block_terminals(forest: PublicTree, spot, tables, mask: jax.Array):
+  """`terminal_values(reach, player)` of one block of a blocked turn tree (the river card whose hands
+  are `mask` [H] 0): its board's showdown `tables`, and the own hands that hold the card worth 0 at
+  the folds (the showdowns' tables already leave them out)."""
+  board = dataclasses.replace(spot, tables=jax.tree.map(lambda x: x[None], tables), river_mask=mask[None])
+
+  def values(reach, player):
+    folds, showdowns = subgame_module.terminal_values(Subgame(forest, board), reach, player)
+    return folds * mask, showdowns
+
+  return values
+
+
 def _average_edges(tree: PublicTree, weights) -> list[jax.Array]:
   """Per depth [n_d, H]: the average strategy's probability of the action into each node, from the
   average's weights (per depth [e_d, H]); what `normalize` gives on the `[D, A, H]` rows."""
@@ -289,11 +302,10 @@ def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
       mask = spot.card_mask[card]
       block_edge = _average_edges(forest, block_weights)
       block_reach = _top_down(forest, block_edge, take(chance_reach, blocks.root_chance) * mask, None)
-      board = dataclasses.replace(spot, tables=jax.tree.map(lambda x: x[None], tables), river_mask=mask[None])
+      terminals = _block_terminals(forest, spot, tables, mask)
 
       def values(player):
-        folds, showdowns = subgame_module.terminal_values(Subgame(forest, board), block_reach, player)
-        return _evaluation_pass(forest, block_edge, player, folds * mask, showdowns, None)
+        return _evaluation_pass(forest, block_edge, player, *terminals(block_reach, player), None)
 
       return (), jax.vmap(values)(players)
 
@@ -489,14 +501,7 @@ def _build(algorithm: str, hyperparameters: dict):
         mask = spot.card_mask[card]  # the hands that do not hold the river card
         edge = edges_of(forest, parts[0], parts[2], block_played)
         reach = _top_down(forest, edge, take(chance_reach, blocks.root_chance) * mask, None)
-        board = dataclasses.replace(
-          spot, tables=jax.tree.map(lambda x: x[None], tables), river_mask=mask[None]
-        )
-
-        def folds_of(reach, updating):
-          folds, showdowns = subgame_module.terminal_values(Subgame(forest, board), reach, updating)
-          return folds * mask, showdowns
-
+        folds_of = _block_terminals(forest, spot, tables, mask)
         values = half(forest, edge, reach, players, first, folds_of, None, parts, t, keep)
         return tuple(tuple(x) for x in parts), jnp.stack(values)
 
