@@ -14,6 +14,8 @@ import tempfile
 if 'JAXCFR_CACHE_DIR' not in os.environ:
   os.environ['JAXCFR_CACHE_DIR'] = tempfile.mkdtemp(prefix='jaxcfr-test-cache-')
   os.environ['JAXCFR_TEST_PROGRAMS'] = os.path.join(os.environ['JAXCFR_CACHE_DIR'], 'tests')
+  # The native showdown kernel is built there too (once, a few seconds), not in the user's cache.
+  os.environ.setdefault('JAXCFR_NATIVE_DIR', os.path.join(os.environ['JAXCFR_CACHE_DIR'], 'native'))
   atexit.register(shutil.rmtree, os.environ['JAXCFR_CACHE_DIR'], ignore_errors=True)
 
 # The suite compiles hundreds of programs and runs most of them briefly: XLA's CPU backend at LLVM

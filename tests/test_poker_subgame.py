@@ -4,6 +4,8 @@ solved values; NumPy brute force over hand pairs for showdowns, card removal and
 invariants a zero-sum subgame keeps (chip conservation, symmetry, batching)."""
 
 import functools
+import os
+import shutil
 import zlib
 
 import jax
@@ -13,7 +15,7 @@ import pytest
 
 import jaxcfr
 from abstractions import HOLES, hand_rank
-from jaxcfr.poker import cards, showdown, subgame
+from jaxcfr.poker import cards, native, showdown, subgame
 from jaxcfr.poker.solver import decision_rows, subgame_solver
 from jaxcfr.poker.tree import CHANCE, DECISION, FOLD, SHOWDOWN, TreeConfig, street_sizes
 
@@ -355,9 +357,22 @@ def disjoint(hands: np.ndarray) -> np.ndarray:
   return ~(hands[:, None, :, None] == hands[None, :, None, :]).any((-1, -2))
 
 
+@pytest.fixture(params=['native', 'arrays'])
+def sweep(request, monkeypatch):
+  """The two forms of the showdown sweep: the native CPU kernel (which must build where a C++ compiler
+  is found) and the array form (`showdown.prefix_difference`)."""
+  if request.param == 'native':
+    if shutil.which(os.environ.get('CXX') or 'c++') is None:
+      pytest.skip('no C++ compiler: the native kernel cannot be built here')
+    assert native.available(jnp.float64) and native.available(jnp.float32)
+  else:
+    monkeypatch.setattr(native, 'available', lambda dtype=None: False)
+  return request.param
+
+
 @pytest.mark.parametrize('columns', [2, showdown.NARROW + 8])  # the two ways of `_prefix_rows`
 @pytest.mark.parametrize('deck', [cards.FULL_DECK, RIVER_DECK], ids=['52', '6x4'])
-def test_showdown_difference_and_compatible_mass_by_brute_force(deck, columns):
+def test_showdown_difference_and_compatible_mass_by_brute_force(deck, columns, sweep):
   rng = np.random.default_rng(deck.size)
   turn = tuple(int(c) for c in rng.choice(deck.cards, 4, replace=False))
   hands = cards.hands(deck, turn)
@@ -371,12 +386,35 @@ def test_showdown_difference_and_compatible_mass_by_brute_force(deck, columns):
   sign = np.sign(strength[:, :, None] - strength[:, None, :]) * pairs  # [R, H, H]
   expected = np.einsum('rhg,rgm->rhm', sign, reach)
   tables = showdown.showdown_tables(hands, boards)
-  got = np.asarray(jax.jit(showdown.showdown_difference)(tables, jnp.asarray(reach)))
+  # Fresh functions: jit's cache would otherwise serve the other form's program.
+  got = np.asarray(jax.jit(lambda t, r: showdown.showdown_difference(t, r))(tables, jnp.asarray(reach)))
   np.testing.assert_allclose(got[~blocked], expected[~blocked], rtol=0, atol=1e-9)
+  per_board = showdown._per_board(tables)  # the boards as a batch axis (vmap), as a turn tree's loop has
+  batched = jax.jit(jax.vmap(lambda *a: showdown.board_difference(*a)))
+  got = np.asarray(batched(*per_board, jnp.asarray(reach)))
+  np.testing.assert_allclose(got[~blocked], expected[~blocked], rtol=0, atol=1e-9)
+  single = jnp.asarray(reach, jnp.float32)  # float32, the solvers' dtype: rounding of sums of the mass
+  got = np.asarray(jax.jit(lambda t, r: showdown.showdown_difference(t, r))(tables, single))
+  rounding = 16 * np.finfo(np.float32).eps * reach.sum(1).max()
+  np.testing.assert_allclose(got[~blocked], expected[~blocked], rtol=0, atol=rounding)
   flat = reach.transpose(0, 2, 1).reshape(-1, len(hands))  # [T, H]
   for per_card in (None, showdown.card_hands(tables)):  # the matrix products, the gathers
     mass = np.asarray(jax.jit(showdown.compatible_mass)(jnp.asarray(hands), jnp.asarray(flat), per_card))
     np.testing.assert_allclose(mass, flat @ pairs.T, rtol=0, atol=1e-9)
+
+
+def test_the_native_kernel_steps_aside_when_it_cannot_serve(tmp_path, monkeypatch):
+  """`JAXCFR_NO_NATIVE` turns it off; a compiler that fails leaves one warning, no library and no
+  temporary file behind (the showdowns then take the array form)."""
+  monkeypatch.setenv(native.OFF_ENV, '1')
+  assert not native.available(jnp.float32)
+  monkeypatch.delenv(native.OFF_ENV)
+  folder = tmp_path / 'native'
+  monkeypatch.setenv(native.DIRECTORY_ENV, str(folder))
+  monkeypatch.setenv('CXX', shutil.which('false') or 'false')
+  with pytest.warns(UserWarning, match='did not build'):
+    assert native._library() is None
+  assert os.listdir(folder) == []
 
 
 def test_fold_values_by_brute_force():
@@ -571,7 +609,7 @@ def test_padding_to_an_envelope_keeps_every_value_and_shares_one_program():
 
 
 @pytest.mark.parametrize('street', [3, 2])
-def test_the_matrix_product_and_the_sweep_give_the_same_values(street):
+def test_the_matrix_product_and_the_sweep_give_the_same_values(street, sweep):
   """The GPU method (a masked matrix product per river board) against the CPU one (the sweep)."""
   deck, config = INVARIANT_TREES[street]
   tree = subgame.build_tree(config, jnp.float64)
@@ -583,6 +621,7 @@ def test_the_matrix_product_and_the_sweep_give_the_same_values(street):
   ]
   assert games[0].spot.tables.matrix is None and games[1].spot.tables.matrix is not None
   policy = random_policy(games[0], 4)
-  np.testing.assert_allclose(evaluation(games[1], policy), evaluation(games[0], policy), rtol=0, atol=1e-9)
+  swept = jax.jit(lambda game, policy: _evaluation(game, policy))(games[0], policy)  # traced with `sweep`
+  np.testing.assert_allclose(evaluation(games[1], policy), swept, rtol=0, atol=1e-9)
   with pytest.raises(ValueError, match='showdown_by'):
     subgame.make_spot(tree, board, ranges, deck, jnp.float64, showdown_by='pairs')

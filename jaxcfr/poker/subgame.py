@@ -581,9 +581,9 @@ def terminal_values(game: Subgame, reach: list[jax.Array], player: int) -> tuple
   folds = (sign * tree.fold_amount)[:, None] * mass * mask(tree.fold_dealt)
   opponent = _terminal_reach(tree, reach, 1 - player, SHOWDOWN)  # [S, H]
   if opponent.shape[0] and tree.info.showdowns_in_order:
-    difference = showdown.one_board_difference(spot.tables, opponent.T)  # [H, S]
-    amount = tree.showdown_grouped_amount[0]  # [1, S]
-    showdowns = (difference * amount * spot.river_mask[0][:, None]).T
+    difference = showdown.one_board_difference(spot.tables, opponent)  # [S, H]
+    amount = tree.showdown_grouped_amount[0].T  # [S, 1]
+    showdowns = difference * amount * spot.river_mask[0][None]
   elif opponent.shape[0]:
     boards, _, slots = tree.showdown_grouped_amount.shape
     padded = jnp.concatenate([opponent, jnp.zeros_like(opponent[:1])])
