@@ -417,6 +417,29 @@ def test_the_native_kernel_steps_aside_when_it_cannot_serve(tmp_path, monkeypatc
   assert os.listdir(folder) == []
 
 
+def test_the_native_kernel_refuses_tables_that_would_send_it_astray():
+  """Hand positions out of range, or a group of equal strength that does not end after its hand
+  (the walk would stand still): an error from the call, never a crash or a hang."""
+  if not native.available(jnp.float64):
+    pytest.skip('no native kernel here')
+  hands = cards.hands(cards.FULL_DECK, (0, 5, 10, 15))
+  tables = showdown.showdown_tables(hands, np.array([[0, 5, 10, 15, 20]], np.int32))
+  per_board = [table[0] for table in showdown._per_board(tables)]
+  reach = jnp.ones((3, len(hands)), jnp.float64)
+  difference = jax.jit(lambda *a: native.board_difference(*a))
+  assert np.isfinite(np.asarray(difference(*per_board[:5], reach))).all()
+  broken_tables = (
+    (0, per_board[0].at[3].set(len(hands)), 'out of range'),  # a hand that is not there
+    (2, jnp.zeros_like(per_board[2]), 'out of range'),
+    (2, jnp.ones_like(per_board[2]), 'out of order'),  # every group ending at the first hand
+  )
+  for position, broken, message in broken_tables:
+    tables_now = list(per_board[:5])
+    tables_now[position] = broken
+    with pytest.raises(Exception, match=message):
+      jax.block_until_ready(difference(*tables_now, reach))
+
+
 def test_fold_values_by_brute_force():
   """Each fold node's counterfactual values: the folder's loss against the opponent's reach along
   the line (their actions and the dealt cards), over the hole pairs that share no card."""

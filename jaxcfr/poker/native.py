@@ -82,7 +82,12 @@ def _registered() -> bool:
     path = _library()
     if path is None:
       return False
-    library = ctypes.cdll.LoadLibrary(path)
+    try:
+      library = ctypes.cdll.LoadLibrary(path)
+    except OSError as error:  # a library that is there but will not load (damaged, another system's)
+      warnings.warn(f'jaxcfr: the native showdown kernel {path} did not load ({error}); showdowns take '
+                    'the slower array form', stacklevel=3)  # fmt: skip
+      return False
     jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(getattr(library, SYMBOL)), platform='cpu')
   return True
 

@@ -23,6 +23,7 @@
 //                 the board blocks weigh 0)
 // Output: f32|f64 [M, H] win(h) - lose(h).
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -92,9 +93,11 @@ void Sweep(const int16_t* order, const int16_t* not_stronger, const int64_t* row
   }
 }
 
+// Not inlined into the handler: inlined beside the checks there, the walk compiled 1.15x to 1.2x slower.
 template <typename T>
-void Boards(const int16_t* order, const int16_t* not_stronger, const int16_t* card_weaker, const T* reach,
-            T* out, int64_t per_card, int64_t boards, int64_t hands, int64_t columns) {
+__attribute__((noinline)) void Boards(const int16_t* order, const int16_t* not_stronger,
+                                      const int16_t* card_weaker, const T* reach, T* out, int64_t per_card,
+                                      int64_t boards, int64_t hands, int64_t columns) {
   // A board's weights turned to [H, P], the hands leading and the columns padded to whole vectors
   // (P a multiple of kLanes; the padding stays 0), swept there, and turned back.
   const int64_t width = (columns + kLanes - 1) / kLanes * kLanes;
@@ -138,6 +141,15 @@ ffi::Error Difference(ffi::Buffer<ffi::S16> order, ffi::Buffer<ffi::S16> not_str
   const int16_t* o = order.typed_data();
   const int16_t* n = not_stronger.typed_data();
   const int16_t* c = card_weaker.typed_data();
+  // The walk trusts the tables: check what would send it out of bounds (branch-free, vectorised).
+  bool bad = false;
+  for (int64_t i = 0; i < boards * hands; ++i) bad |= (o[i] < 0) | (o[i] >= hands) | (n[i] < 1) | (n[i] > hands);
+  for (int64_t i = 0; i < 2 * boards * hands; ++i) bad |= (c[i] < 0) | (c[i] >= kCards * per_card);
+  if (bad) return ffi::Error::InvalidArgument("the tables hold a hand position or a card out of range");
+  for (int64_t b = 0; b < boards; ++b) {  // each group ends after its hands: the walk moves on
+    for (int64_t j = 0; j < hands; ++j) bad |= n[b * hands + o[b * hands + j]] <= j;
+  }
+  if (bad) return ffi::Error::InvalidArgument("the tables' groups of equal strength are out of order");
   if (reach.element_type() == ffi::F32) {
     Boards<float>(o, n, c, reach.typed_data<float>(), out->typed_data<float>(), per_card, boards, hands,
                   columns);
