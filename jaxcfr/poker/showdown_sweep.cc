@@ -66,7 +66,8 @@ inline void Accumulate(T* __restrict t, T* __restrict a, T* __restrict b, const 
   }
 }
 
-// One board. `rows` [2 H]: where each hand's two cards' running sums begin in `sums` (card * M).
+// One board, rows of `columns` numbers. `rows` [2 H]: where each hand's two cards' running sums begin
+// in `sums` (card * columns).
 template <typename T>
 void Sweep(const int16_t* order, const int16_t* not_stronger, const int64_t* rows, const T* reach, T* out,
            int64_t hands, int64_t columns, std::vector<T>& sums) {
@@ -143,7 +144,9 @@ ffi::Error Difference(ffi::Buffer<ffi::S16> order, ffi::Buffer<ffi::S16> not_str
   const int16_t* c = card_weaker.typed_data();
   // The walk trusts the tables: check what would send it out of bounds (branch-free, vectorised).
   bool bad = false;
-  for (int64_t i = 0; i < boards * hands; ++i) bad |= (o[i] < 0) | (o[i] >= hands) | (n[i] < 1) | (n[i] > hands);
+  for (int64_t i = 0; i < boards * hands; ++i) {
+    bad |= (o[i] < 0) | (o[i] >= hands) | (n[i] < 1) | (n[i] > hands);
+  }
   for (int64_t i = 0; i < 2 * boards * hands; ++i) bad |= (c[i] < 0) | (c[i] >= kCards * per_card);
   if (bad) return ffi::Error::InvalidArgument("the tables hold a hand position or a card out of range");
   for (int64_t b = 0; b < boards; ++b) {  // each group ends after its hands: the walk moves on
