@@ -370,7 +370,8 @@ def sweep(request, monkeypatch):
   return request.param
 
 
-@pytest.mark.parametrize('columns', [2, showdown.NARROW + 8])  # the two ways of `_prefix_rows`
+# `_prefix_rows`' two ways; 9: the kernel's whole and partial tiles
+@pytest.mark.parametrize('columns', [2, 9, showdown.NARROW + 8])
 @pytest.mark.parametrize('deck', [cards.FULL_DECK, RIVER_DECK], ids=['52', '6x4'])
 def test_showdown_difference_and_compatible_mass_by_brute_force(deck, columns, sweep):
   rng = np.random.default_rng(deck.size)
