@@ -163,12 +163,12 @@ def train(
   from_state = exact and solver.evaluate_average is not None
   if from_state:
     jit_start = time.perf_counter()
-    evaluate = backend.jit(solver.evaluate_average, game).lower(state, game).compile()
+    evaluate = backend.jit(_packed(solver.evaluate_average), game).lower(state, game).compile()
     jit_seconds += time.perf_counter() - jit_start
     evaluation_seconds = median_seconds(evaluate, state, game)
   elif exact:
     jit_start = time.perf_counter()
-    evaluate = backend.jit(evaluate_profile, game).lower(policy, game).compile()
+    evaluate = backend.jit(_packed(evaluate_profile), game).lower(policy, game).compile()
     jit_seconds += time.perf_counter() - jit_start
     evaluation_seconds = median_seconds(evaluate, policy, game)
   else:
@@ -272,7 +272,8 @@ def train(
     if not exact:
       evaluated = no_values
     else:
-      evaluated = jax.device_get(evaluate(state, game) if from_state else evaluate(policy, game))
+      packed = np.asarray(evaluate(state, game) if from_state else evaluate(policy, game))
+      evaluated = packed[0], packed[1:]
     check_seconds += time.perf_counter() - start
     return policy, evaluated
 
@@ -452,6 +453,18 @@ def _eval_schedule(every: int | None) -> Iterator[int]:
   while True:
     yield k
     k = k + every if every else max(k + 1, int(round(k * 10**0.1)))
+
+
+def _packed(evaluate: Callable) -> Callable:
+  """`evaluate` with its (NashConv, [P] values) as one array [1 + P]: one transfer to the host, not
+  two (two arrays through `jax.device_get` cost 0.3 ms more a check on a river subgame)."""
+
+  def packed(*args):
+    nash_conv, values = evaluate(*args)
+    dtype = jnp.result_type(nash_conv, values)
+    return jnp.concatenate([jnp.reshape(nash_conv, (1,)).astype(dtype), jnp.ravel(values).astype(dtype)])
+
+  return packed
 
 
 def evaluate_profile(policy, game):
