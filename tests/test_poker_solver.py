@@ -318,6 +318,30 @@ def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
     np.testing.assert_allclose(result.policy, solver.average_policy(state, game), atol=1e-12)
 
 
+def test_the_checks_in_the_chunks_calls_are_the_checks_of_the_states_they_leave():
+  """`jaxcfr.train` runs a subgame solver's check in the call of the chunk before it (one program,
+  `training._with_check`): each point of the curve is `evaluate_average` of the state after that many
+  iterations, for checks due by iterations (with a last one at a total that is not a multiple of
+  `eval_every`) and for checks due by the clock (a call of no iterations after the chunk)."""
+  game = spot_game(RIVER, 3)
+  solver = subgame_solver('dcfr')
+  run = jax.jit(lambda s, g, n: jaxcfr.run(solver, s, g, n))
+  evaluate = jax.jit(solver.evaluate_average)
+
+  def exploitability_after(iterations):
+    return float(evaluate(run(solver.init(game), game, iterations), game)[0]) / 2
+
+  by_iterations = jaxcfr.train(game, solver, iterations=25, eval_every=10)
+  by_clock = jaxcfr.train(game, solver, iterations=25, eval_every_seconds=1e-9)  # after every chunk
+  assert [point['iteration'] for point in by_iterations.curve] == [10, 20, 25]
+  assert len(by_clock.curve) >= 2 and by_clock.curve[-1]['iteration'] == 25
+  for result in (by_iterations, by_clock):
+    assert result.check_seconds > 0 and result.seconds > 0
+    for point in result.curve:
+      np.testing.assert_allclose(point['exploitability'], exploitability_after(point['iteration']), rtol=1e-9)
+    np.testing.assert_allclose(result.exploitability, exploitability_after(25), rtol=1e-9)
+
+
 def test_blocked_turn_subgames_compile_with_the_large_block_options_to_the_same_numbers():
   """`backend.compiler_options` gives blocked turn subgames (and safe subgames of them) the
   large-block options, whole turn trees XLA's defaults and river subgames Leduc's; the options change
