@@ -27,7 +27,7 @@ peer's `solve_step`s against our `seconds`, which leave out the checks' exact ev
 count laying out the final policy), and the whole loops with their checks (`ratio_with_checks`).
 
     python experiments/bench_subgame.py --repeats 5 \
-      --peer experiments/postflop_solver_peer/target/release/postflop-solver-peer
+      --peer experiments/postflop_solver_peer/target/release/postflop-solver-peer [--skip-turn]
 """
 
 from __future__ import annotations
@@ -127,10 +127,11 @@ def run_peer(binary: str, street: str) -> dict:
   return json.loads(out.strip().splitlines()[-1])
 
 
-def side_by_side(binary: str, algorithm: str, repeats: int) -> None:
+def side_by_side(binary: str, algorithm: str, repeats: int, skip_turn: bool = False) -> None:
   """The river and the turn spot, the peer and this solver alternately, `repeats` rounds each."""
   full = ranges.parse_range(FULL)
-  for street, board in (('river', 'Td9d6hQc3s'), ('turn', 'Td9d6hQc')):
+  spots = (('river', 'Td9d6hQc3s'),) + ((('turn', 'Td9d6hQc'),) if not skip_turn else ())
+  for street, board in spots:
     game = subgame.build_subgame(config(board), cards.parse_board(board), (full, full))
     solving.solve(game, algorithm)  # the warm-up compiles
     peer, ours = [], []
@@ -209,7 +210,7 @@ def main() -> None:
     gamma_study([float(g) for g in args.gammas.split(',')], args.rivers, args.turns)
     return
   if args.peer:
-    side_by_side(args.peer, args.algorithm, args.repeats)
+    side_by_side(args.peer, args.algorithm, args.repeats, args.skip_turn)
     return
   if args.compare:
     for name in args.compare.split(','):
