@@ -222,10 +222,10 @@ ffi::Error Difference(ffi::Buffer<ffi::S16> order, ffi::Buffer<ffi::S16> not_str
   // The walk trusts the tables: check what would send it out of bounds (branch-free, vectorised; a
   // negative number is a large one as unsigned). The walk itself checks that each group of equal
   // strength ends after its first hand, so that it always moves on.
-  const uint16_t hands_u = static_cast<uint16_t>(hands), cards_u = static_cast<uint16_t>(kCards * per_card);
   if (hands > 32767 || kCards * per_card > 32767) {
     return ffi::Error::InvalidArgument("too many hands for the tables' 16-bit positions");
   }
+  const uint16_t hands_u = static_cast<uint16_t>(hands), cards_u = static_cast<uint16_t>(kCards * per_card);
   uint16_t bad = 0;
   for (int64_t i = 0; i < boards * hands; ++i) {
     bad |= (static_cast<uint16_t>(o[i]) >= hands_u) | (static_cast<uint16_t>(n[i] - 1) >= hands_u);
