@@ -85,8 +85,7 @@ def _registered() -> bool:
     try:
       library = ctypes.cdll.LoadLibrary(path)
     except OSError as error:  # a library that is there but will not load (damaged, another system's)
-      warnings.warn(f'jaxcfr: the native showdown kernel {path} did not load ({error}); showdowns take '
-                    'the slower array form', stacklevel=3)  # fmt: skip
+      _fall_back(f'the native showdown kernel {path} did not load ({error})')
       return False
     jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(getattr(library, SYMBOL)), platform='cpu')
   return True
@@ -119,8 +118,7 @@ def _library() -> str | None:
     handle, scratch = tempfile.mkstemp(prefix='.showdown_sweep-', suffix='.so', dir=folder)
     os.close(handle)
   except OSError as error:
-    warnings.warn(f'jaxcfr: cannot build the native showdown kernel in {folder} ({error}); '
-                  'showdowns take the slower array form', stacklevel=3)  # fmt: skip
+    _fall_back(f'cannot build the native showdown kernel in {folder} ({error})')
     return None
   try:
     reason = ''
@@ -131,16 +129,19 @@ def _library() -> str | None:
         os.replace(scratch, path)  # atomic: a reader sees no library or the whole of it
         return path
       reason = (built.stderr.strip().splitlines() or [f'exit status {built.returncode}'])[-1]
-    warnings.warn(f'jaxcfr: the native showdown kernel did not build ({reason}); showdowns take the '
-                  'slower array form', stacklevel=3)  # fmt: skip
+    _fall_back(f'the native showdown kernel did not build ({reason})')
     return None
   except (OSError, subprocess.SubprocessError) as error:
-    warnings.warn(f'jaxcfr: the native showdown kernel did not build ({error}); showdowns take the '
-                  'slower array form', stacklevel=3)  # fmt: skip
+    _fall_back(f'the native showdown kernel did not build ({error})')
     return None
   finally:
     if os.path.exists(scratch):
       os.remove(scratch)  # ours: the temporary file of a build that did not finish
+
+
+def _fall_back(reason: str) -> None:
+  """The one warning of a kernel that cannot serve: why, and that the array form takes over."""
+  warnings.warn(f'jaxcfr: {reason}; showdowns take the slower array form', stacklevel=4)
 
 
 def _compiler_version(compiler: str) -> bytes:
