@@ -24,7 +24,8 @@ import jax
 import numpy as np
 
 import abstractions
-from abstractions import cli, tables
+from abstractions import tables
+from jaxcfr.cli import abstract as cli
 
 
 def rate(function, count: int, repeats: int) -> float:

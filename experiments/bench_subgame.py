@@ -44,8 +44,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxcfr
-from jaxcfr.poker import cards, ranges, solving, subgame, tree
-from jaxcfr.poker.solver import subgame_solver
+from jaxcfr.poker.rules import cards, ranges
+from jaxcfr.poker.subgame import game as subgame
+from jaxcfr.poker.subgame import solving, tree
+from jaxcfr.poker.subgame.solver import subgame_solver
 
 FULL = '22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,42+,32'
 

@@ -34,8 +34,9 @@ from subgame_reference import reference_solver  # noqa: E402
 
 import jaxcfr  # noqa: E402
 from jaxcfr import backend  # noqa: E402
-from jaxcfr.poker import cards, ranges, subgame  # noqa: E402
-from jaxcfr.poker.solver import subgame_solver  # noqa: E402
+from jaxcfr.poker.rules import cards, ranges  # noqa: E402
+from jaxcfr.poker.subgame import game as subgame  # noqa: E402
+from jaxcfr.poker.subgame.solver import subgame_solver  # noqa: E402
 
 
 def main() -> None:

@@ -24,8 +24,11 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.poker import baselines, lbr, match, nlhe, search
-from jaxcfr.poker.match_cli import search_streets, whole_number
+from jaxcfr.cli.match import search_streets, whole_number
+from jaxcfr.poker import bots
+from jaxcfr.poker.eval import lbr, match
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.search import bot as search
 
 SETTINGS = ('search_streets', 'search_iterations', 'range_floor', 'search_gadget')
 
@@ -140,7 +143,7 @@ def main(argv=None) -> int:
       if len(args.policies) != 2:
         raise ValueError('give two policies, A and B')
       options = (None, args.search_streets, args.search_iterations, None, args.search_gadget)
-      policies = [baselines.resolve_policy(spec, *options) for spec in args.policies]
+      policies = [bots.resolve_policy(spec, *options) for spec in args.policies]
       if args.range_floor is not None and not 0 <= args.range_floor < 1:
         raise ValueError(f'--range-floor must be in [0, 1), got {args.range_floor}')
       for policy in policies:

@@ -17,8 +17,10 @@ import sys
 import numpy as np
 
 from jaxcfr import backend
-from jaxcfr.poker import baselines, lbr, match, nlhe
-from jaxcfr.poker.match_cli import whole_number
+from jaxcfr.cli.match import whole_number
+from jaxcfr.poker import bots
+from jaxcfr.poker.eval import lbr, match
+from jaxcfr.poker.rules import nlhe
 
 STREETS = ('preflop', 'flop', 'turn', 'river')
 
@@ -36,7 +38,7 @@ def main(argv=None) -> int:
   parser.add_argument('--batch', type=whole_number(2), default=200)
   args = parser.parse_args(argv)
   try:
-    policy = baselines.resolve_policy(args.policy)
+    policy = bots.resolve_policy(args.policy)
   except ValueError as error:
     print(f'lbr_streets: error: {error}', file=sys.stderr)
     return 2

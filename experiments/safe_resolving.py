@@ -27,9 +27,11 @@ import numpy as np
 from warm_start import spots
 
 from jaxcfr import backend
-from jaxcfr.poker import search, showdown, subgame
 from jaxcfr.poker.blueprint import load_policy
-from jaxcfr.poker.solver import safe_subgame
+from jaxcfr.poker.search import bot as search
+from jaxcfr.poker.subgame import game as subgame
+from jaxcfr.poker.subgame import showdown
+from jaxcfr.poker.subgame.solver import safe_subgame
 
 KINDS = (None, *search.GADGETS)
 

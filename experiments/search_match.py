@@ -22,9 +22,11 @@ import sys
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.poker import depth_limited, match, search
+from jaxcfr.cli.match import positive_seconds, whole_number
 from jaxcfr.poker.blueprint import load_policy
-from jaxcfr.poker.match_cli import positive_seconds, whole_number
+from jaxcfr.poker.eval import match
+from jaxcfr.poker.search import bot as search
+from jaxcfr.poker.search import depth_limited
 
 STREETS = ('preflop', 'flop', 'turn', 'river')
 

@@ -24,8 +24,11 @@ import jax
 import numpy as np
 
 from jaxcfr import backend
-from jaxcfr.poker import depth_limited, match, nlhe, search
 from jaxcfr.poker.blueprint import load_policy
+from jaxcfr.poker.eval import match
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.search import bot as search
+from jaxcfr.poker.search import depth_limited
 
 
 def spots(blueprint, street: int, count: int, seed: int) -> list:

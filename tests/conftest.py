@@ -5,7 +5,16 @@ import atexit
 import functools
 import os
 import shutil
+import sys
 import tempfile
+
+# tests/ mirrors the package (tests/core, tests/poker/..., tests/cli, tests/abstractions); the oracles
+# and the CLI runner that tests in several folders import live in tests/oracles and tests/support.
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SUPPORT_PATHS = [os.path.join(TESTS, 'oracles'), os.path.join(TESTS, 'support')]
+for _path in reversed(SUPPORT_PATHS):
+  if _path not in sys.path:
+    sys.path.insert(0, _path)
 
 # CLI runs in the tests (in-process and in subprocesses, which inherit the environment) keep their
 # compiled programs in a cache of this test process's own, removed at exit, not in the user's. The

@@ -28,8 +28,9 @@ from typing import NamedTuple, TextIO
 
 import numpy as np
 
-from jaxcfr.poker import match, nlhe
-from jaxcfr.poker.cards import card_text
+from jaxcfr.poker.eval import match
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.cards import card_text
 
 STREET_NAMES = ('preflop', 'flop', 'turn', 'river')
 HELP = (

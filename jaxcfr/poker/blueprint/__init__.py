@@ -4,12 +4,12 @@
     tree = blueprint.build_tree('small')                        # the abstract betting tree (host)
     game = blueprint.make_game(tree.bets, abstractions.load('tables/'), tree=tree)
     result = jaxcfr.train(game, blueprint.blueprint_solver(batch_size=1024), seconds=60, evaluate=False)
-    policy = blueprint.load_policy('blueprint.npz')             # a jaxcfr.poker.nlhe.Policy
+    policy = blueprint.load_policy('blueprint.npz')             # a jaxcfr.poker.rules.nlhe.Policy
 
 Modules: `tree` (the abstract betting tree and the bet presets), `game` (the abstract game: deck,
 streets, bucket functions, the history-compiled twin of small games), `mccfr` (external-sampling MCCFR
 over sampled deals), `deep` (Deep CFR and SD-CFR on the same game: networks of the hold'em features
-of `jaxcfr.poker.features`), `files` (the blueprint files), `policy` (the blueprint in the real game),
+of `features`), `files` (the blueprint files), `policy` (the blueprint in the real game),
 `training` and `cli` (`jaxcfr blueprint train`).
 """
 

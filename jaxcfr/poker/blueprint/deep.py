@@ -4,7 +4,7 @@ a bucket table, over sampled deals.
 Each update t, for player 0 and then player 1 (the traverser p):
 
 1. `traversals` deals (two hole pairs, the whole board) are drawn, and both players' advantage networks
-   are queried on the features (`jaxcfr.poker.features`) of every (decision row, deal) pair in one
+   are queried on the features (`jaxcfr.poker.blueprint.features`) of every (decision row, deal) pair in one
    batched pass: the first layer splits into a card part (per seat, street and deal) and a node part
    (per row: street, chips, betting history), added before the ReLU, so the `[D, B, F]` inputs are
    never built. Regret matching of the predicted advantages (`deep_cfr.advantage_matching`; uniform
@@ -44,7 +44,7 @@ import optax
 
 from jaxcfr import algorithms, deep_cfr
 from jaxcfr.poker import defaults
-from jaxcfr.poker import features as features_lib
+from jaxcfr.poker.blueprint import features as features_lib
 from jaxcfr.poker.blueprint import mccfr
 from jaxcfr.poker.blueprint.game import BlueprintGame, deal, showdown
 from jaxcfr.poker.blueprint.tree import BettingTree

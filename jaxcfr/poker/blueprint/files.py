@@ -25,7 +25,7 @@ import numpy as np
 from abstractions.betting import NoLimitRules
 from jaxcfr import outputs
 from jaxcfr.poker.blueprint import tree as tree_lib
-from jaxcfr.poker.cards import Deck
+from jaxcfr.poker.rules.cards import Deck
 
 FORMAT = 'jaxcfr-blueprint'
 FORMAT_VERSION = 1

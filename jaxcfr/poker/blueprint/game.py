@@ -31,7 +31,7 @@ from abstractions import hand_rank
 from abstractions.betting import BetAbstraction, NoLimitRules
 from jaxcfr.games.base import CHANCE_PLAYER, TERMINAL_PLAYER
 from jaxcfr.poker.blueprint import tree as tree_lib
-from jaxcfr.poker.cards import FULL_DECK, Deck
+from jaxcfr.poker.rules.cards import FULL_DECK, Deck
 
 HOLDEM_BOARD = (0, 3, 1, 1)  # board cards dealt at the start of each street
 

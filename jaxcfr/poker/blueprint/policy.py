@@ -1,4 +1,4 @@
-"""The blueprint as a policy of the real game (`jaxcfr.poker.nlhe.Policy`).
+"""The blueprint as a policy of the real game (`jaxcfr.poker.rules.nlhe.Policy`).
 
     policy = load_policy('blueprint.npz')      # the tables found where training read them (or tables=DIR)
     actions, probabilities = policy.strategy(state, holes)    # holes [B, K, 2]
@@ -34,9 +34,9 @@ import numpy as np
 
 import abstractions
 from abstractions.betting import legal_actions
-from jaxcfr.poker import nlhe
 from jaxcfr.poker.blueprint import files
 from jaxcfr.poker.blueprint import tree as tree_lib
+from jaxcfr.poker.rules import nlhe
 
 BOARD_SIZES = (0, 3, 4, 5)  # visible board cards by street (hold'em)
 
@@ -202,12 +202,12 @@ class BlueprintPolicy:
 class NetworkPolicy(BlueprintPolicy):
   """A Deep CFR blueprint (per-player strategy networks) as an `nlhe.Policy`: the same mapping of the
   real history into the abstract tree and of abstract actions to real ones as `BlueprintPolicy`; at the
-  node, the acting player's strategy network on the features (`jaxcfr.poker.features`) of each
+  node, the acting player's strategy network on the features (`jaxcfr.poker.blueprint.features`) of each
   candidate hole pair with the visible board, the real street and chips, and the abstract node's
   betting history, batched over the hands to act and their candidates."""
 
   def __init__(self, blueprint: files.NetworkBlueprint, name: str = 'deep-blueprint'):
-    from jaxcfr.poker import features  # noqa: PLC0415
+    from jaxcfr.poker.blueprint import features  # noqa: PLC0415
 
     self.blueprint = blueprint
     self.tree = tree = blueprint.tree
@@ -266,7 +266,7 @@ def _network_probabilities(
   """Probabilities [n, K, A] for candidate holes [n, K, 2] of n hands: a strategy network's masked
   softmax, or (`single`) regret matching of an advantage network's predictions."""
   from jaxcfr import deep_cfr  # noqa: PLC0415
-  from jaxcfr.poker import features  # noqa: PLC0415
+  from jaxcfr.poker.blueprint import features  # noqa: PLC0415
 
   x = features.encode(
     holes, board[:, None], shown[:, None], street[:, None], committed[:, None], player[:, None], stack,

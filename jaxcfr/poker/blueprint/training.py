@@ -140,8 +140,10 @@ def save_networks(
 ) -> dict:
   """Writes the network blueprint of a Deep CFR result (its strategy networks) or an SD-CFR one (its
   reservoirs of advantage networks and their weights); returns its metadata."""
-  from jaxcfr.poker import features  # noqa: PLC0415
-  from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
+  from jaxcfr.poker.blueprint import (
+    deep,  # noqa: PLC0415
+    features,  # noqa: PLC0415
+  )
 
   history = nodes.history.shape[-1] > 0
   metadata = files.metadata_for(

@@ -8,7 +8,7 @@ with a player all-in, ends in a showdown on the whole board; a fold ends the han
 
 Player 0 is the small blind (the button), first to act preflop and last afterwards. Actions at a
 decision node are in `legal_actions`' order: fold (only when facing a bet), check or call, then the
-bets or raises by increasing amount (all-in last). Action kinds follow `jaxcfr.poker.nlhe`: 0 fold,
+bets or raises by increasing amount (all-in last). Action kinds follow `jaxcfr.poker.rules.nlhe`: 0 fold,
 1 check/call, 2 bet/raise to `amount` (the round's total).
 
 Arrays are depth-major: the nodes of each depth are contiguous (`depth_offsets`), decision nodes
@@ -36,7 +36,7 @@ from abstractions.betting import (
   legal_actions,
 )
 
-FOLD, CALL, RAISE = 0, 1, 2  # action kinds, as jaxcfr.poker.nlhe numbers them
+FOLD, CALL, RAISE = 0, 1, 2  # action kinds, as jaxcfr.poker.rules.nlhe numbers them
 _KINDS = {'fold': FOLD, 'check': CALL, 'call': CALL, 'bet': RAISE}
 NOT_A_DECISION = -1
 ACPC = NoLimitRules()  # blinds 50/100, stacks 20,000 (ACPC / Slumbot)

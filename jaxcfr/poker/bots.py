@@ -1,0 +1,58 @@
+"""A policy of the real game from its spec, as `jaxcfr match`, `jaxcfr play`, LBR and the experiments
+name them: a baseline (`eval.baselines.REGISTRY`), a policy file (`blueprint.load_policy`), or
+`search:` and either of those (the search bot over it, `search.bot.search_policy`).
+
+    bot = resolve_policy('search:bp.npz')         # the search bot over a blueprint
+    policy = resolve_policy('equity')
+
+It sits above the blueprint, search and evaluation folders because a spec can name any of them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from jaxcfr.poker import blueprint
+from jaxcfr.poker.eval import baselines
+from jaxcfr.poker.search import bot as search
+
+SEARCH_PREFIX = 'search:'
+
+
+def resolve_policy(
+  spec: str,
+  think_seconds: float | None = None,
+  streets: tuple[int, ...] | None = None,
+  iterations: int | None = None,
+  warm_start: int | tuple[int, int] | None = None,
+  gadget: str | None = None,
+):
+  """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or
+  `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
+  defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
+  re-solve (with no time limit and no target), `warm_start` iterations of the blueprint or a river
+  `gadget` are given). Raises ValueError with one line naming the problem."""
+  if spec.startswith(SEARCH_PREFIX):
+    inner = spec[len(SEARCH_PREFIX) :]
+    if not inner or inner.startswith(SEARCH_PREFIX):
+      raise ValueError(f'{spec!r}: search: takes a blueprint file or a baseline name, e.g. search:bp.npz')
+    options = {} if think_seconds is None else {'think_seconds': think_seconds}
+    if iterations is not None:
+      options = {'think_seconds': None, 'iterations': iterations, 'target_pct': None}
+    if streets is not None:
+      options['streets'] = streets
+    if warm_start is not None:
+      options['warm_start'] = warm_start
+    if gadget is not None:
+      options['gadget'] = gadget
+    return search.search_policy(resolve_policy(inner), name=spec, **options)
+  if spec in baselines.REGISTRY:
+    return baselines.REGISTRY[spec]()
+  if not os.path.exists(spec):
+    raise ValueError(
+      f'{spec!r} is neither a baseline ({", ".join(baselines.REGISTRY)}) nor an existing policy file'
+    )
+  try:
+    return blueprint.load_policy(spec)
+  except (OSError, KeyError) as error:
+    raise ValueError(f'{spec!r}: cannot load a policy: {error}') from None

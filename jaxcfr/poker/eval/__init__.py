@@ -1,0 +1,1 @@
+"""Evaluation of hold'em policies: baselines, duplicate matches, local best response."""

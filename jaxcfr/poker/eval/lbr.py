@@ -1,0 +1,409 @@
+"""Local best response (Lisy & Bowling 2017, arXiv 1612.07547): a lower bound on what a heads-up no-limit
+policy (the bot) loses to a best response, the standard exploitability estimate for no-limit bots.
+
+LBR plays the real game against the bot. It tracks the bot's range, weights [B, H] over the hole-card
+pairs in the canonical order `abstractions.HOLES`, by Bayes' rule: uniform at the deal over the pairs
+that LBR's hole cards and the visible board leave, multiplied at each of the bot's actions by the bot's
+probability of that action with each pair (one `Policy.strategy` query with all 1,326 pairs), cleared of
+the pairs a new board card blocks, and renormalised. In the paper's main setting ("C/C/FCPA/FCPA") LBR
+checks or calls preflop and on the flop; on the turn and river it plays the best of fold, check/call,
+the pot raise (`nlhe.pot_raise_to`) and all-in, valued as if the bot then folds or calls and the hand
+is checked down, every value relative to folding now (pot: both players' chips in, b: the chips a raise
+adds beyond the call):
+
+    wp = equity against pi;  U(fold) = 0;  U(call) = wp * pot - (1 - wp) * to_call
+    fp = P(bot folds to b | pi);  pi' = pi over the hands that do not fold;  wp' = equity against pi'
+    U(b) = fp * pot + (1 - fp) * (wp' * (pot + b) - (1 - wp') * (to_call + b))
+
+It folds only when nothing is positive and checking is not free; ties go to the more passive action.
+Equity counts a tie as half a win and is exact on both streets: on the river against each pair, on the
+turn averaged over every river card (card removal throughout). fp comes from querying the bot at the
+state after LBR's hypothetical raise.
+
+    result = local_best_response(resolve_policy('equity'), hands=2000, seed=0)
+    result.lbr_mbb_per_hand, result.ci95_low, result.ci95_high     # LBR's winnings, mbb/hand
+
+As in the match engine, each deal is played twice with the seats swapped and the same uniform draws for
+the bot's sampled actions, and a deal pair's mean is the unit of the normal 95% interval. Deterministic
+given (seed, batch): batch c's cards and draws come from `jax.random.fold_in(jax.random.key(seed), c)`,
+the same deals and draws as `match.play_match` with that seed and batch.
+
+Glossary: B hands, H = 1,326 hole-card pairs, A actions of the bot's `ActionSet`, R river cards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from abstractions import HOLES
+from jaxcfr.poker import defaults
+from jaxcfr.poker.eval.match import Z95, sample_actions, summarise
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.hands import (  # noqa: F401 (also lbr's names, as before the move)
+  NUM_PAIRS,
+  PAIR_INDEX,
+  action_likelihood,
+  blocked,
+  initial_range,
+  observe,
+  query,
+  remove_blocked,
+)
+
+DEFAULT_BATCH = defaults.LBR_BATCH
+BET_STREETS = (2, 3)  # the main setting: LBR bets on the turn and river, checks or calls before
+_RIVER_CHUNK, _TURN_CHUNK = 64, 8  # rows per jitted equity call (padded: one compiled shape each)
+
+
+class Decision(NamedTuple):
+  """LBR's choice in each of n hands and the values it compared (nan: not offered or not considered,
+  e.g. every value before the turn, where LBR checks or calls without looking)."""
+
+  kind: np.ndarray  # int8 [n]  0 fold, 1 check/call, 2 raise
+  amount: np.ndarray  # int64 [n]  the raise-to amount of a raise, else 0
+  utility: np.ndarray  # float64 [n, 4]  U(fold), U(call), U(pot raise), U(all-in), chips
+  raise_to: np.ndarray  # int64 [n, 2]  the pot raise and the all-in (0 where no raise is allowed)
+  fold_probability: np.ndarray  # float64 [n, 2]  fp of the pot raise and of the all-in (nan: not asked)
+  equity: np.ndarray  # float64 [n]  wp against the whole range
+
+
+@dataclasses.dataclass(frozen=True)
+class LBRResult:
+  """LBR's winnings against `policy` in mbb/hand (a lower bound on the policy's exploitability).
+
+  chips: LBR's chips won in each hand, int64 [hands]; lbr_seat: LBR's seat in each hand, int8 [hands]
+  (each batch lists its deals with LBR in seat 0, then the same deals with LBR in seat 1); final: the
+  finished hands when asked for (`keep_hands`)."""
+
+  policy: str
+  hands: int
+  deals: int
+  seed: int
+  batch: int
+  big_blind: int
+  lbr_mbb_per_hand: float
+  ci95_low: float
+  ci95_high: float
+  sd_mbb: float  # standard deviation of one deal pair's mean
+  seat_mbb: tuple[float, float]  # LBR's mbb/hand in seat 0 (small blind, button) and in seat 1
+  seat_ci95: tuple[tuple[float, float], tuple[float, float]]
+  seconds: float
+  policy_seconds: float  # of `seconds`, the time spent in the policy's strategy queries
+  chips: np.ndarray = dataclasses.field(repr=False)
+  lbr_seat: np.ndarray = dataclasses.field(repr=False)
+  final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
+
+  @property
+  def hands_per_second(self) -> float:
+    return self.hands / self.seconds if self.seconds > 0 else float('inf')
+
+  def hands_for_precision(self, fraction: float = 0.1) -> int | None:
+    """Hands (whole deal pairs) whose 95% interval would be +- `fraction` of the estimate, from this
+    run's spread; None when the estimate is 0."""
+    if self.lbr_mbb_per_hand == 0 or not math.isfinite(self.sd_mbb):
+      return None
+    pairs = math.ceil((Z95 * self.sd_mbb / (fraction * abs(self.lbr_mbb_per_hand))) ** 2)
+    return 2 * max(pairs, 2)
+
+  def to_json(self) -> dict:
+    """The figures as JSON-ready values (no per-hand arrays)."""
+    return dict(
+      policy=self.policy,
+      lbr_mbb_per_hand=self.lbr_mbb_per_hand,
+      ci95_low=self.ci95_low,
+      ci95_high=self.ci95_high,
+      hands=self.hands,
+      deals=self.deals,
+      seed=self.seed,
+      batch=self.batch,
+      big_blind=self.big_blind,
+      setting='C/C/FCPA/FCPA',
+      sd_mbb=self.sd_mbb,
+      hands_for_ci_10pct=self.hands_for_precision(0.1),
+      seats=[
+        dict(seat=seat, lbr_mbb_per_hand=self.seat_mbb[seat], ci95_low=low, ci95_high=high)
+        for seat, (low, high) in enumerate(self.seat_ci95)
+      ],
+      seconds=self.seconds,
+      policy_seconds=self.policy_seconds,
+      hands_per_second=self.hands_per_second,
+    )
+
+
+# The bot's range: `rules.hands` (Bayes' rule over the hole pairs, shared with the search bot).
+
+
+def fold_probabilities(policy, state: nlhe.HandState) -> np.ndarray:
+  """P(the bot folds | pair) at every hand of `state` (the bot to act), float64 [B, H]."""
+  actions, probs = query(policy, state)
+  folds = actions.valid & (actions.kind == nlhe.FOLD)  # [B, A]
+  return (probs * folds[:, None, :]).sum(axis=2)
+
+
+# Equity.
+
+
+@functools.cache
+def _scores_function(shown: int):
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from abstractions import hand_rank  # noqa: PLC0415
+
+  pairs = jnp.asarray(HOLES)
+
+  def score(ours, theirs):
+    return jnp.where(ours > theirs, 1.0, jnp.where(ours == theirs, 0.5, 0.0))
+
+  def river(hole, board):
+    """[n, H]: 1 where LBR's hole [n, 2] beats the pair on board [n, 5], 1/2 on a tie, else 0."""
+    n = hole.shape[0]
+    theirs = hand_rank(
+      jnp.concatenate(
+        [jnp.broadcast_to(pairs, (n, NUM_PAIRS, 2)), jnp.broadcast_to(board[:, None], (n, NUM_PAIRS, 5))], -1
+      )
+    )
+    ours = hand_rank(jnp.concatenate([hole, board], axis=-1))
+    return score(ours[:, None], theirs)
+
+  def turn(hole, board):
+    """[n, H]: the river score averaged over the R = 46 river cards that neither LBR's hole [n, 2] nor
+    the turn board [n, :4] holds, those in the pair left out (44 for a pair the cards do not block)."""
+    n = hole.shape[0]
+    known = jnp.concatenate([hole, board[:, :4]], axis=1)  # [n, 6]
+    is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)  # [n, 52]
+    rivers = jnp.argsort(is_known, axis=1, stable=True)[:, :46]  # [n, R]: unseen cards, ascending
+    boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :4], (n, 46, 4)), rivers[..., None]], -1)
+    theirs = hand_rank(
+      jnp.concatenate(
+        [
+          jnp.broadcast_to(pairs, (n, 46, NUM_PAIRS, 2)),
+          jnp.broadcast_to(boards[:, :, None], (n, 46, NUM_PAIRS, 5)),
+        ],
+        -1,
+      )
+    )  # [n, R, H]
+    ours = hand_rank(jnp.concatenate([jnp.broadcast_to(hole[:, None], (n, 46, 2)), boards], -1))  # [n, R]
+    free = ~(pairs[None, None] == rivers[:, :, None, None]).any(axis=-1)  # [n, R, H]
+    total = jnp.where(free, score(ours[..., None], theirs), 0.0).sum(axis=1)
+    return total / jnp.maximum(free.sum(axis=1), 1)
+
+  return jax.jit(river if shown == 5 else turn)
+
+
+def showdown_scores(hole, board, shown) -> np.ndarray:
+  """LBR's expected showdown score against each pair of the bot if the hand is checked down, float64
+  [n, H]: 1 for a win, 1/2 for a tie, 0 for a loss; on the turn averaged over the river cards that
+  LBR's cards, the board and the pair leave; 0 for the pairs that LBR's cards or the board block.
+
+  hole int [n, 2] LBR's cards; board int [n, 5] (cards past `shown` are ignored); shown int [n], 4 or 5.
+  Equity against a range pi is then `equity(pi, scores)`: under card removal every unblocked pair
+  meets the same number of river cards, so the average over (pair, river) is pi-weighted per pair.
+  """
+  hole, board = np.asarray(hole, np.int32), np.asarray(board, np.int32)
+  shown = np.asarray(shown)
+  if np.any((shown != 4) & (shown != 5)):
+    raise ValueError('showdown scores need a turn or river board (4 or 5 cards shown)')
+  board = np.where(np.arange(5) < shown[:, None], board, 0)  # hidden cards do not matter
+  result = np.zeros((len(hole), NUM_PAIRS))
+  for count, chunk in ((5, _RIVER_CHUNK), (4, _TURN_CHUNK)):
+    index = np.flatnonzero(shown == count)
+    for start in range(0, len(index), chunk):
+      rows = index[start : start + chunk]
+      pad = np.concatenate([rows, np.repeat(rows[:1], chunk - len(rows))])
+      result[rows] = np.asarray(_scores_function(count)(hole[pad], board[pad]), np.float64)[: len(rows)]
+  cards = np.concatenate([hole, np.where(np.arange(5) < shown[:, None], board, -1)], axis=1)
+  return np.where(blocked(cards), 0.0, result)
+
+
+def equity(weights: np.ndarray, scores: np.ndarray) -> np.ndarray:
+  """LBR's equity float64 [n] against the range `weights` [n, H] (any scale) given its showdown
+  `scores` [n, H]; 0 for an empty range."""
+  total = weights.sum(axis=1)
+  return np.where(total > 0, (weights * scores).sum(axis=1) / np.where(total > 0, total, 1.0), 0.0)
+
+
+# LBR's decisions and the game loop.
+
+
+class _Timed:
+  """A policy that counts the seconds spent in its strategy queries."""
+
+  def __init__(self, policy):
+    self.policy, self.name, self.seconds = policy, getattr(policy, 'name', repr(policy)), 0.0
+
+  def strategy(self, state, holes):
+    start = time.perf_counter()
+    try:
+      return self.policy.strategy(state, holes)
+    finally:
+      self.seconds += time.perf_counter() - start
+
+
+def decide(policy, state: nlhe.HandState, weights: np.ndarray, scores: np.ndarray) -> Decision:
+  """LBR's action in every hand of `state` (unfinished, LBR to act) against the bot's range `weights`
+  [n, H] with LBR's showdown `scores` [n, H] (read on the turn and river only): check or call before the
+  turn, the best value of the module's formulas after."""
+  n = len(state.street)
+  rows = np.arange(n)
+  player = state.to_act.astype(np.int64)
+  mine, theirs = state.round_bet[rows, player], state.round_bet[rows, 1 - player]
+  options = nlhe.legal(state)
+  pot = nlhe.pot(state).astype(np.float64)
+  to_call = (options.call_to - mine).astype(np.float64)
+  top = np.maximum(mine, theirs)
+  betting = np.isin(state.street, BET_STREETS)
+  wp = np.where(betting, equity(weights, scores), np.nan)
+  utility = np.full((n, 4), np.nan)
+  utility[:, 0] = np.where(betting & options.can_fold, 0.0, np.nan)
+  utility[:, 1] = np.where(betting, wp * pot - (1 - wp) * to_call, np.nan)
+  raise_to = np.stack([nlhe.pot_raise_to(state), options.max_raise_to], axis=1)  # [n, 2]
+  fold_probability = np.full((n, 2), np.nan)
+  consider = betting & options.can_raise
+  for slot in (0, 1):
+    index = np.flatnonzero(consider & ((slot == 0) | (raise_to[:, 1] != raise_to[:, 0])))
+    if slot == 1:  # an all-in that is the pot raise has its values
+      same = consider & (raise_to[:, 1] == raise_to[:, 0])
+      fold_probability[same, 1], utility[same, 3] = fold_probability[same, 0], utility[same, 2]
+    if not len(index):
+      continue
+    hypothetical = nlhe.apply(nlhe.take(state, index), nlhe.RAISE, raise_to[index, slot])
+    fold = fold_probabilities(policy, hypothetical)  # [m, H]
+    prior = weights[index]
+    fp = equity(prior, fold)  # the range's fold probability
+    wp_called = equity(prior * (1 - fold), scores[index])
+    bet = (raise_to[index, slot] - top[index]).astype(np.float64)
+    p, c = pot[index], to_call[index]
+    fold_probability[index, slot] = fp
+    utility[index, 2 + slot] = fp * p + (1 - fp) * (wp_called * (p + bet) - (1 - wp_called) * (c + bet))
+  best = 1 + np.argmax(np.where(np.isnan(utility[:, 1:]), -np.inf, utility[:, 1:]), axis=1)  # first max
+  value = utility[rows, best]
+  best = np.where(betting & options.can_fold & ~(value > 0), 0, np.where(betting, best, 1))
+  kind = np.array([nlhe.FOLD, nlhe.CALL, nlhe.RAISE, nlhe.RAISE], np.int8)[best]
+  amount = np.where(best >= 2, raise_to[rows, np.maximum(best - 2, 0)], 0)
+  return Decision(kind, amount.astype(np.int64), utility, raise_to, fold_probability, wp)
+
+
+def play(
+  policy, state: nlhe.HandState, lbr_seat: np.ndarray, draws: np.ndarray, on_step=None
+) -> nlhe.HandState:
+  """Plays every hand of `state` to the end: LBR in seat `lbr_seat` int [B] against `policy`, whose
+  actions are sampled with the uniforms draws float [B, L] (one per action slot of a hand).
+
+  on_step(state, weights, kind, amount), if given, sees each step before it is applied: the bot's range
+  [B, H] as LBR sees it then, and the actions about to be taken [B] (for tests)."""
+  batch = len(state.street)
+  lbr_seat = np.asarray(lbr_seat, np.int64)
+  name = getattr(policy, 'name', repr(policy))
+  weights = initial_range(state, lbr_seat)
+  scores = np.zeros((batch, NUM_PAIRS))
+  scored = np.full(batch, -1)  # the street of each hand's scores
+  while not state.finished.all():
+    live = ~state.finished
+    weights = remove_blocked(weights, state, lbr_seat)
+    kind = np.zeros(batch, np.int64)
+    amount = np.zeros(batch, np.int64)
+    bot = np.flatnonzero(live & (state.to_act != lbr_seat))
+    if len(bot):
+      sub = nlhe.take(state, bot)
+      actions, probs = query(policy, sub)
+      n = np.arange(len(bot))
+      own = PAIR_INDEX[sub.hole[n, sub.to_act, 0], sub.hole[n, sub.to_act, 1]]
+      choice = sample_actions(probs[n, own], draws[bot, state.num_actions[bot]])
+      kind[bot], amount[bot] = actions.kind[n, choice], actions.amount[n, choice]
+      illegal = ~nlhe.is_legal(sub, kind[bot], amount[bot])
+      if illegal.any():
+        first = int(np.flatnonzero(illegal)[0])
+        raise ValueError(
+          f'policy {name}: chose an illegal action (kind {kind[bot][first]}, amount {amount[bot][first]})'
+        )
+      weights[bot] = observe(weights[bot], actions, probs, choice)
+    mine = np.flatnonzero(live & (state.to_act == lbr_seat))
+    if len(mine):
+      need = mine[np.isin(state.street[mine], BET_STREETS) & (scored[mine] != state.street[mine])]
+      if len(need):
+        hole = state.hole[need, lbr_seat[need]]
+        scores[need] = showdown_scores(hole, state.board[need], nlhe.board_size(nlhe.take(state, need)))
+        scored[need] = state.street[need]
+      decision = decide(policy, nlhe.take(state, mine), weights[mine], scores[mine])
+      kind[mine], amount[mine] = decision.kind, decision.amount
+    if on_step is not None:
+      on_step(state, weights.copy(), kind.copy(), amount.copy())
+    state = nlhe.apply(state, kind, amount, live)
+  return state
+
+
+def local_best_response(
+  policy,
+  hands: int,
+  seed: int = 0,
+  batch: int = DEFAULT_BATCH,
+  rules=nlhe.DEFAULT_RULES,
+  progress: Callable[[int], None] | None = None,
+  keep_hands: bool = False,
+) -> LBRResult:
+  """LBR against `policy` (`nlhe.Policy`) over `hands` hands (rounded up to whole deal pairs, at least
+  4), `batch` hands at a time (batch // 2 deals, each in both seats): LBR's mbb/hand with its 95%
+  interval over deal pairs, and per seat; see the module. progress(hands_done) is called after each
+  batch; keep_hands keeps the finished hands (`final`)."""
+  import jax  # noqa: PLC0415
+
+  if not isinstance(hands, int) or isinstance(hands, bool) or hands < 4:
+    raise ValueError(f'hands must be a whole number >= 4, got {hands!r}')
+  if not isinstance(batch, int) or isinstance(batch, bool) or batch < 2:
+    raise ValueError(f'batch must be a whole number >= 2, got {batch!r}')
+  if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
+  deals = -(-hands // 2)
+  per_batch = batch // 2
+  timed = _Timed(policy)
+  key = jax.random.key(seed)
+  start = time.perf_counter()
+  chips, seats, units, finals = [], [], [], []
+  done = 0
+  for chunk, first in enumerate(range(0, deals, per_batch)):
+    count = min(per_batch, deals - first)
+    deal_key, draw_key = jax.random.split(jax.random.fold_in(key, chunk))
+    state = nlhe.deal(deal_key, count, rules)
+    draws = nlhe.generator(draw_key).random(state.noise.shape)  # [count, L]
+    state = nlhe.concatenate([state, state])
+    draws = np.concatenate([draws, draws])
+    lbr_seat = np.repeat(np.array([0, 1], np.int8), count)
+    state = play(timed, state, lbr_seat, draws)
+    won = nlhe.payoffs(state)[np.arange(2 * count), lbr_seat]
+    chips.append(won)
+    units.append((won[:count] + won[count:]) / 2)
+    seats.append(lbr_seat)
+    if keep_hands:
+      finals.append(state)
+    done += 2 * count
+    if progress is not None:
+      progress(done)
+  seconds = time.perf_counter() - start
+  summary = summarise(units, chips, seats, rules.big_blind)
+  return LBRResult(
+    policy=timed.name,
+    hands=summary['hands'],
+    deals=deals,
+    seed=seed,
+    batch=batch,
+    big_blind=rules.big_blind,
+    lbr_mbb_per_hand=summary['mean'],
+    ci95_low=summary['ci95_low'],
+    ci95_high=summary['ci95_high'],
+    sd_mbb=summary['sd_mbb'],
+    seat_mbb=summary['seat_mbb'],
+    seat_ci95=summary['seat_ci95'],
+    seconds=seconds,
+    policy_seconds=timed.seconds,
+    chips=summary['chips'],
+    lbr_seat=summary['seats'],
+    final=nlhe.concatenate(finals) if keep_hands else None,
+  )

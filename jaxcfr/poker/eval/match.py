@@ -1,0 +1,248 @@
+"""The match engine: two policies play N hands of the real game, batched, in duplicate by default.
+
+    result = play_match(resolve_policy('always-pot'), resolve_policy('equity'), hands=20_000, seed=0)
+    result.mbb_per_hand, result.ci95_low, result.ci95_high      # A's result, milli-big-blinds per hand
+
+Hands are played in batches of `batch` (NumPy arrays over the batch, `nlhe`): at each step every
+policy is asked once, for all the hands where it is to act (`Policy.strategy` with K = 1 hole pair),
+and the action is sampled from its probabilities with the match's own uniform draws. In duplicate
+mode each deal is played twice with the seats swapped, with the same draws for both copies (common
+random numbers), so that a policy against itself scores exactly 0, and the unit of the confidence
+interval is a deal pair's mean; otherwise A's seat alternates and the unit is a hand. The 95% interval
+is normal: mean +- 1.96 sd / sqrt(units). Deterministic given (seed, batch): batch c's cards and draws
+come from `jax.random.fold_in(key(seed), c)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from jaxcfr.poker import defaults
+from jaxcfr.poker.rules import nlhe
+
+DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
+Z95 = 1.959963984540054  # the normal 97.5% quantile
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+  """A's result against B. chips: A's chips won in each hand, int64 [hands]; a_seat: A's seat in each
+  hand, int8 [hands] (in duplicate mode each batch lists its deals with A in seat 0, then the same
+  deals with A in seat 1); final: the finished hands when asked for (`keep_hands`)."""
+
+  policy_a: str
+  policy_b: str
+  hands: int
+  deals: int
+  duplicate: bool
+  seed: int
+  batch: int
+  big_blind: int
+  mbb_per_hand: float
+  ci95_low: float
+  ci95_high: float
+  sd_mbb: float  # standard deviation of one unit (a deal pair's mean, or a hand)
+  seat_mbb: tuple[float, float]  # A's mbb/hand in seat 0 (small blind, button) and in seat 1
+  seat_ci95: tuple[tuple[float, float], tuple[float, float]]
+  seconds: float
+  chips: np.ndarray = dataclasses.field(repr=False)
+  a_seat: np.ndarray = dataclasses.field(repr=False)
+  final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
+
+  @property
+  def hands_per_second(self) -> float:
+    return self.hands / self.seconds if self.seconds > 0 else float('inf')
+
+  def to_json(self) -> dict:
+    """The figures as JSON-ready values (no per-hand arrays)."""
+    return dict(
+      policy_a=self.policy_a,
+      policy_b=self.policy_b,
+      mbb_per_hand=self.mbb_per_hand,
+      ci95_low=self.ci95_low,
+      ci95_high=self.ci95_high,
+      hands=self.hands,
+      deals=self.deals,
+      duplicate=self.duplicate,
+      seed=self.seed,
+      batch=self.batch,
+      big_blind=self.big_blind,
+      sd_mbb=self.sd_mbb,
+      seats=[
+        dict(seat=seat, mbb_per_hand=self.seat_mbb[seat], ci95_low=low, ci95_high=high)
+        for seat, (low, high) in enumerate(self.seat_ci95)
+      ],
+      seconds=self.seconds,
+      hands_per_second=self.hands_per_second,
+    )
+
+
+def _mean_ci(values: np.ndarray) -> tuple[float, float, float, float]:
+  """(mean, low, high, sd) of the normal 95% interval of the mean of `values`."""
+  mean = float(values.mean())
+  sd = float(values.std(ddof=1)) if len(values) > 1 else float('nan')
+  half = Z95 * sd / math.sqrt(len(values))
+  return mean, mean - half, mean + half, sd
+
+
+def summarise(units: list, chips: list, seats: list, big_blind: int) -> dict:
+  """The figures of a batched run in mbb/hand: the mean over `units` (deal pairs' means, or hands)
+  with its normal 95% interval and sd, and per seat of the measured side; `chips` and `seats`
+  (per hand, by batch) concatenated."""
+  mbb = lambda x: x * 1000.0 / big_blind
+  chips, seats = np.concatenate(chips), np.concatenate(seats)
+  mean, low, high, sd = _mean_ci(mbb(np.concatenate(units)))
+  by_seat = [_mean_ci(mbb(chips[seats == seat].astype(np.float64))) for seat in (0, 1)]
+  return {
+    'hands': len(chips),
+    'mean': mean,
+    'ci95_low': low,
+    'ci95_high': high,
+    'sd_mbb': sd,
+    'seat_mbb': (by_seat[0][0], by_seat[1][0]),
+    'seat_ci95': ((by_seat[0][1], by_seat[0][2]), (by_seat[1][1], by_seat[1][2])),
+    'chips': chips,
+    'seats': seats,
+  }
+
+
+def check_strategy(policy, actions: nlhe.ActionSet, probs: np.ndarray, count: int) -> np.ndarray:
+  """The probabilities [n, A] of the player to act, after checking the policy's answer."""
+  name = getattr(policy, 'name', repr(policy))
+  kind, amount, valid = (np.asarray(x) for x in actions)
+  probs = np.asarray(probs, np.float64)
+  width = kind.shape[-1] if kind.ndim == 2 else -1
+  if not (kind.shape == amount.shape == valid.shape == (count, width) and probs.shape == (count, 1, width)):
+    raise ValueError(
+      f'policy {name}: strategy gave actions {kind.shape}, {amount.shape}, {valid.shape} and '
+      f'probabilities {probs.shape} for {count} hands (need [n, A] and [n, 1, A])'
+    )
+  probs = probs[:, 0]
+  if not np.all(np.isfinite(probs) & (probs >= 0)) or np.any(np.where(valid, 0, probs) > 0):
+    raise ValueError(f'policy {name}: probabilities must be finite, non-negative, and 0 on invalid actions')
+  if np.any(np.abs(probs.sum(axis=1) - 1) > 1e-6):
+    raise ValueError(f'policy {name}: probabilities must sum to 1 over the actions')
+  return probs
+
+
+def sample_actions(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
+  """Indices [n] drawn from probabilities [n, A] by inverse transform of uniforms u [n]; never a slot
+  of probability 0."""
+  cdf = np.cumsum(probs, axis=1)
+  choice = (cdf <= u[:, None]).sum(axis=1)
+  last_positive = probs.shape[1] - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
+  return np.minimum(choice, last_positive)
+
+
+def _play_batch(policies, state: nlhe.HandState, a_seat: np.ndarray, draws: np.ndarray) -> nlhe.HandState:
+  """Plays every hand of `state` to the end: policies (A, B); A sits in seat `a_seat` [B]; draws
+  float [B, L] are the uniforms of the hands' successive actions."""
+  rows = np.arange(len(a_seat))
+  while not state.finished.all():
+    live = ~state.finished
+    kind = np.zeros(len(rows), np.int64)
+    amount = np.zeros(len(rows), np.int64)
+    for policy, turn in ((policies[0], state.to_act == a_seat), (policies[1], state.to_act != a_seat)):
+      index = np.flatnonzero(live & turn)
+      if not len(index):
+        continue
+      sub = nlhe.take(state, index)
+      holes = sub.hole[np.arange(len(index)), sub.to_act][:, None, :]  # [n, 1, 2]
+      actions, probs = policy.strategy(sub, holes)
+      probs = check_strategy(policy, actions, probs, len(index))
+      choice = sample_actions(probs, draws[index, state.num_actions[index]])
+      picked = np.arange(len(index)), choice
+      kind[index] = np.asarray(actions.kind)[picked]
+      amount[index] = np.asarray(actions.amount)[picked]
+      illegal = ~nlhe.is_legal(sub, kind[index], amount[index])
+      if illegal.any():
+        first = int(np.flatnonzero(illegal)[0])
+        raise ValueError(
+          f'policy {policy.name}: chose an illegal action (kind {kind[index][first]}, amount '
+          f'{amount[index][first]}) with probability {probs[first, choice[first]]:.3g}'
+        )
+    state = nlhe.apply(state, kind, amount, live)
+  return state
+
+
+def play_match(
+  policy_a,
+  policy_b,
+  hands: int,
+  seed: int = 0,
+  duplicate: bool = True,
+  batch: int = DEFAULT_BATCH,
+  rules=nlhe.DEFAULT_RULES,
+  keep_hands: bool = False,
+  on_progress: Callable[[int], None] | None = None,
+) -> MatchResult:
+  """Plays `hands` hands of policy A against policy B (`nlhe.Policy`) and reports A's result in
+  mbb/hand (chips / big blind * 1000) with its 95% confidence interval; see the module.
+
+  In duplicate mode `hands` is rounded up to an even number (whole deal pairs) and a batch holds
+  batch // 2 deals. The interval needs at least two units: 4 hands in duplicate, else 2.
+  on_progress(hands_done) is called after each batch; keep_hands keeps the finished hands (`final`).
+  """
+  import jax  # noqa: PLC0415
+
+  if not isinstance(hands, int) or hands < (4 if duplicate else 2):
+    raise ValueError(f'hands must be a whole number >= {4 if duplicate else 2}, got {hands!r}')
+  if not isinstance(batch, int) or batch < (2 if duplicate else 1):
+    raise ValueError(f'batch must be a whole number >= {2 if duplicate else 1}, got {batch!r}')
+  if not isinstance(seed, int) or seed < 0:
+    raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
+  copies = 2 if duplicate else 1
+  deals = -(-hands // copies)
+  per_batch = batch // copies
+  key = jax.random.key(seed)
+  start = time.perf_counter()
+  chips, seats, units, finals = [], [], [], []
+  done = 0
+  for chunk, first in enumerate(range(0, deals, per_batch)):
+    count = min(per_batch, deals - first)
+    deal_key, draw_key = jax.random.split(jax.random.fold_in(key, chunk))
+    state = nlhe.deal(deal_key, count, rules)
+    draws = nlhe.generator(draw_key).random(state.noise.shape)  # [count, L]
+    if duplicate:
+      state = nlhe.concatenate([state, state])
+      draws = np.concatenate([draws, draws])
+      a_seat = np.repeat(np.array([0, 1], np.int8), count)
+    else:
+      a_seat = ((first + np.arange(count)) % 2).astype(np.int8)
+    state = _play_batch((policy_a, policy_b), state, a_seat, draws)
+    won = nlhe.payoffs(state)[np.arange(len(a_seat)), a_seat]  # [hands of the batch]
+    chips.append(won)
+    units.append((won[:count] + won[count:]) / 2 if duplicate else won.astype(np.float64))
+    seats.append(a_seat)
+    if keep_hands:
+      finals.append(state)
+    done += len(a_seat)
+    if on_progress is not None:
+      on_progress(done)
+  seconds = time.perf_counter() - start
+  summary = summarise(units, chips, seats, rules.big_blind)  # units: deal pairs' means, or hands
+  return MatchResult(
+    policy_a=getattr(policy_a, 'name', repr(policy_a)),
+    policy_b=getattr(policy_b, 'name', repr(policy_b)),
+    hands=summary['hands'],
+    deals=deals,
+    duplicate=duplicate,
+    seed=seed,
+    batch=batch,
+    big_blind=rules.big_blind,
+    mbb_per_hand=summary['mean'],
+    ci95_low=summary['ci95_low'],
+    ci95_high=summary['ci95_high'],
+    sd_mbb=summary['sd_mbb'],
+    seat_mbb=summary['seat_mbb'],
+    seat_ci95=summary['seat_ci95'],
+    seconds=seconds,
+    chips=summary['chips'],
+    a_seat=summary['seats'],
+    final=nlhe.concatenate(finals) if keep_hands else None,
+  )

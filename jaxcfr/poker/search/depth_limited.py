@@ -1,0 +1,580 @@
+"""Depth-limited search on the flop: the flop's betting round, solved with the blueprint's
+continuation strategies at its leaves (Brown, Sandholm & Amos 2018, "Depth-limited solving for
+imperfect-information games"; Pluribus, 2019).
+
+    runouts = runout_tables(flop, sample_runouts(rng, flop, RUNOUTS))
+    game = flop_game(blueprint, state, b, tree_config, ranges, runouts)   # hand b's flop round
+    policy, iterations = solve(game, iterations=100)
+    policy[0], exploitability(game, policy)                  # the root's strategy [A, H], chips
+
+**The game.** The flop round from the bot's decision, with the search's flop bet sizes
+(`tree.build(..., first_round_only=True)`). Where the round ends and the hand goes on (checks or a
+call), the tree stops at a leaf. At a leaf the bot's opponent chooses, per hand, how the rest of the
+hand is played among `CONTINUATIONS`: the blueprint, or the blueprint biased towards folding,
+calling or raising (at each of the opponent's later decisions the probabilities of those actions
+times `BIAS`, 5, and renormalised, as Pluribus did); the bot plays the blueprint there. A leaf after
+a called all-in has no decisions left and one value. Folds on the flop are terminal as usual.
+
+**Leaf values** are one payoff matrix `U [H, H]` per leaf and continuation: what tree player 0
+(OOP, the big blind) holding hand i wins from tree player 1 holding hand j, over the rest of the
+hand. The turn and river cards are `runouts` sampled runouts (distinct cards, drawn from the seed and
+the hand's public state). On each runout the blueprint's own tree from the leaf is expanded by
+asking it at every decision with all 1,326 hands (its actions, bet amounts and off-tree translation
+are its own); each terminal of that tree adds reach(i) x reach(j) x the chips won to U, with the
+river board's showdown between i and j or the fold. U(i, j) is the mean over the runouts that share
+no card with i and j (the runouts' 2R cards are distinct, so at least R - 4 count), and 0 where i
+and j share a card. Building the matrices is a loop of matrix products over the runouts on the JAX
+device; the solve is then one matrix-vector product per leaf terminal and iteration, with card
+removal in the matrices.
+
+**The solve** is DCFR (`solvers.discount`'s rule, in NumPy; the subgame solver's hyper-parameters),
+alternating, every hand at once, on the host with NumPy: the round has tens of nodes and each
+spot's tree differs, so a compiled program per tree would cost more than it saves; the products
+with the leaf matrices, nearly all the work, are one jitted batched product on the JAX device
+(`_Products`). `evaluate` gives the exact values and best responses of a profile in this game (its
+exploitability, not the full game's).
+
+Glossary: H hands (the hole pairs the flop leaves: 1,176), L leaves, C continuations, R runouts,
+Z terminals, A actions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+
+import numpy as np
+
+from abstractions import HOLES
+from jaxcfr import algorithms
+from jaxcfr.poker import defaults
+from jaxcfr.poker.rules import cards as cards_module
+from jaxcfr.poker.rules import hands as hand_ranges
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.subgame import showdown, tree
+
+CONTINUATIONS = ('blueprint', 'fold', 'call', 'raise')  # the opponent's choices at a leaf
+BIAS = 5.0  # the biased continuations multiply their action kind's probability by this
+RUNOUTS = 8  # sampled turn and river cards per flop search
+# Bets and raises of the flop round: finer bets than the small blueprint's 75%, raises all-in only.
+# Each leaf that is not all-in costs C matrices of H x H floats (5.5 MB each) and its expansion: a
+# 200-big-blind flop has 11 leaves, 5 not all-in (all-in leaves share one matrix); with 2.5x raises
+# as well it would have 51, 25 not all-in.
+FLOP_SIZES = ('33%,75%,a', 'a')
+_BIASED_KIND = {1: nlhe.FOLD, 2: nlhe.CALL, 3: nlhe.RAISE}
+
+
+def line_action(label: str) -> tuple[int, int]:
+  """(nlhe kind, this round's total after it) of a tree edge's label ('fold', 'check', 'call',
+  'bet 120', 'raise 300', 'all-in 900'); the amount is 0 except for bets and raises."""
+  word = label.split()[0]
+  if word == 'fold':
+    return nlhe.FOLD, 0
+  if word in ('check', 'call'):
+    return nlhe.CALL, 0
+  return nlhe.RAISE, int(label.split()[-1])
+
+
+def biased(actions: nlhe.ActionSet, probs: np.ndarray, continuation: int) -> np.ndarray:
+  """`probs` [n, K, A] of `actions` [n, A] under continuation `continuation` (an index of
+  `CONTINUATIONS`): unchanged for the blueprint, else the slots of the biased kind times `BIAS` and
+  renormalised."""
+  if continuation == 0:
+    return probs
+  boost = np.where(actions.valid & (actions.kind == _BIASED_KIND[continuation]), BIAS, 1.0)
+  weighted = probs * boost[:, None, :]
+  total = weighted.sum(-1, keepdims=True)
+  return np.where(total > 0, weighted / np.where(total > 0, total, 1), probs)
+
+
+# 1. Leaf values.
+
+
+def sample_runouts(rng: np.random.Generator, board, count: int) -> np.ndarray:
+  """[count, 2] turn and river cards, 2 x count distinct cards that `board` (3 flop cards) leaves."""
+  left = np.setdiff1d(np.arange(52), np.asarray(board))
+  if not 1 <= count <= len(left) // 2:
+    raise ValueError(f'runouts must be 1..{len(left) // 2}, got {count}')
+  cards = rng.permutation(left)[: 2 * count]
+  return np.stack([cards[:count], cards[count:]], axis=1).astype(np.int64)
+
+
+def _at_runouts(leaf: nlhe.HandState, board, runouts: np.ndarray) -> nlhe.HandState:
+  """The hand `leaf` (one hand, at the end of its flop round) on each runout: the same history,
+  board `board` + the runout; the hole cards are any others (policies are asked with given hands)."""
+  count = len(runouts)
+  boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, 3)), runouts], axis=1)
+  holes = np.empty((count, 2, 2), np.int64)
+  for r, row in enumerate(boards):
+    holes[r] = np.setdiff1d(np.arange(52), row)[:4].reshape(2, 2)
+  states = nlhe.initial(holes, boards, leaf.rules, np.repeat(leaf.noise, count, axis=0))
+  n = int(leaf.num_actions[0])
+  kinds = np.repeat(leaf.history[:, :n, 1], count, axis=0)
+  amounts = np.repeat(leaf.history[:, :n, 2], count, axis=0)
+  return nlhe.replay(states, kinds, amounts)
+
+
+def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int):
+  """The terminals of the policy's tree from each of `states` (by breadth): (source [Z] the state
+  each came from, final states [Z], reach of the seat that does not choose [Z, 1326], reach of the
+  chooser seat under each continuation [Z, C, 1326])."""
+  count = len(states.street)
+  source = np.arange(count)
+  plain = np.ones((count, len(HOLES)), np.float32)
+  chosen = np.ones((count, continuations, len(HOLES)), np.float32)
+  done = []
+  while len(source):
+    over = states.finished
+    if over.any():
+      done.append((source[over], nlhe.take(states, np.flatnonzero(over)), plain[over], chosen[over]))
+    live = np.flatnonzero(~over)
+    if not len(live):
+      break
+    states, source, plain, chosen = nlhe.take(states, live), source[live], plain[live], chosen[live]
+    actions, probs = hand_ranges.query(policy, states)  # [n, A], [n, 1326, A]
+    rows, slots = np.nonzero(actions.valid)  # the children: [m] (state, slot)
+    plain, chosen = plain[rows], chosen[rows]
+    mine = states.to_act[rows] == chooser
+    theirs = ~mine
+    plain[theirs] *= probs[rows[theirs], :, slots[theirs]]
+    if mine.any():  # the chooser's states only: each continuation's probabilities
+      own = np.flatnonzero(states.to_act == chooser)
+      at = np.zeros(len(states.street), np.int64)
+      at[own] = np.arange(len(own))
+      own_actions = nlhe.ActionSet(*(x[own] for x in actions))
+      for c in range(continuations):
+        step = biased(own_actions, probs[own], c)[at[rows[mine]], :, slots[mine]]
+        chosen[mine, c] *= step
+    kind, amount = actions.kind[rows, slots], actions.amount[rows, slots]
+    states = nlhe.apply(nlhe.take(states, rows), kind, amount)
+    source = source[rows]
+  parts = list(zip(*done, strict=True))
+  return (
+    np.concatenate(parts[0]),
+    nlhe.concatenate(parts[1]),
+    np.concatenate(parts[2]),
+    np.concatenate(parts[3]),
+  )
+
+
+@dataclasses.dataclass(frozen=True)
+class Runouts:
+  """What the leaf matrices of one flop share: the hands, the runouts, and per runout which hands it
+  leaves and the showdown sign between every two hands on its river board."""
+
+  board: tuple[int, int, int]
+  hands: np.ndarray  # [H, 2] the pairs the flop leaves
+  cards: np.ndarray  # [R, 2] turn and river cards
+  avoid: np.ndarray  # [R, H] float32: 1 where the hand holds neither runout card
+  sign: object  # jax [R, H, H] float32: sign(strength i - strength j), 0 where either is blocked
+  disjoint: object  # jax [H, H] float32: 1 where two hands share no card
+  count: object  # jax [H, H] float32: runouts compatible with both hands (0 where they collide)
+
+
+def runout_tables(board, runout_cards: np.ndarray) -> Runouts:
+  """The `Runouts` of the flop `board` (3 card ids) and turn and river cards [R, 2] (the matrices on
+  the JAX device, where the leaf matrices are built)."""
+  import jax.numpy as jnp  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
+
+  hands = cards_module.hands(cards_module.FULL_DECK, board)
+  boards = np.concatenate([np.broadcast_to(np.asarray(board), (len(runout_cards), 3)), runout_cards], 1)
+  strength = showdown.strengths(hands, boards)  # [R, H], -1 where blocked
+  avoid = (strength >= 0).astype(np.float32)
+  disjoint = showdown.disjoint_pairs(hands).astype(np.float32)
+  sign = showdown.sign_matrix(hands, strength)  # int8: converted on the device
+  count = np.einsum('ri,rj->ij', avoid, avoid) * disjoint
+  return Runouts(
+    tuple(int(c) for c in board),
+    hands,
+    runout_cards,
+    avoid,
+    jnp.asarray(sign).astype(jnp.float32),
+    jnp.asarray(disjoint),
+    jnp.asarray(count),
+  )
+
+
+PAD = 8  # terminals per runout and folds are padded to a multiple of this: few compiled shapes
+
+
+@functools.cache
+def _leaf_program():
+  """The jitted sum of a leaf's matrices (see `leaf_matrices`)."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  def one_continuation(sign, disjoint, count, args):
+    one, zero, fold_one, fold_zero = args  # [R, Zp, H] x 2, [F, H] x 2
+    # A loop over the runouts: on XLA:CPU 9x faster than one batched product [R, H, H] and a sum.
+    add = lambda r, total: total + (one[r].T @ zero[r]) * sign[r]  # noqa: E731
+    total = jax.lax.fori_loop(0, len(sign), add, (fold_one.T @ fold_zero) * disjoint)
+    return total / jnp.maximum(count, 1)
+
+  def run(one, zero, fold_one, fold_zero, sign, disjoint, count):
+    step = lambda args: one_continuation(sign, disjoint, count, args)  # noqa: E731
+    return jax.lax.map(step, (one, zero, fold_one, fold_zero))
+
+  return jax.jit(run)
+
+
+def _padded(rows: int) -> int:
+  return max(PAD, -(-rows // PAD) * PAD)
+
+
+def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, continuations: int = 4):
+  """[C, H, H] float32: for one leaf (`leaf`, one hand at the end of its flop round, or after a called
+  all-in), what seat 1 (tree player 0) holding hand i wins from seat 0 holding hand j over the rest
+  of the hand, when seat `chooser` plays continuation c and the other seat the blueprint `policy`;
+  the mean over the runouts compatible with both hands (see the module)."""
+  states = _at_runouts(leaf, runouts.board, runouts.cards)
+  source, final, plain, chosen = _expand(policy, states, chooser, continuations)
+  pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
+  mask = runouts.avoid[source]  # [Z, H]
+  plain, chosen = plain[:, pairs] * mask, chosen[:, :, pairs] * mask[:, None]  # [Z, H], [Z, C, H]
+  committed = final.committed.astype(np.float32)
+  folded = final.folded.astype(np.int64)
+  # Seat 1's winnings: a fold by seat 0 wins its commitment, by seat 1 loses its own; a showdown wins
+  # or loses the (equal) commitment by the sign of the hands.
+  amount = np.where(folded == 0, committed[:, 0], np.where(folded == 1, -committed[:, 1], committed[:, 0]))
+  by_seat = [None, None]  # [C, Z, H]
+  by_seat[chooser] = np.moveaxis(chosen, 1, 0)
+  by_seat[1 - chooser] = np.broadcast_to(plain, (continuations, *plain.shape))
+  one, zero = by_seat[1] * amount[:, None], by_seat[0]
+  is_fold = folded >= 0
+  # Showdowns grouped by runout [C, R, Zp, H]; folds [C, F, H]; zero rows pad.
+  showdowns = np.flatnonzero(~is_fold)
+  runout = source[showdowns]
+  order = showdowns[np.argsort(runout, kind='stable')]
+  runout = source[order]
+  start = np.searchsorted(runout, np.arange(len(runouts.cards)))
+  slot = np.arange(len(order)) - start[runout]
+  width = _padded(int(slot.max(initial=0)) + 1)
+  grouped = np.zeros((2, continuations, len(runouts.cards), width, len(pairs)), np.float32)
+  grouped[0][:, runout, slot] = one[:, order]
+  grouped[1][:, runout, slot] = zero[:, order]
+  folds = np.flatnonzero(is_fold)
+  fold_rows = np.zeros((2, continuations, _padded(len(folds)), len(pairs)), np.float32)
+  fold_rows[0][:, : len(folds)] = one[:, folds]
+  fold_rows[1][:, : len(folds)] = zero[:, folds]
+  program = _leaf_program()
+  return np.asarray(program(*grouped, *fold_rows, runouts.sign, runouts.disjoint, runouts.count))
+
+
+# 2. The round's game.
+
+
+FOLD = -2  # `RoundGame.matrix` of a fold: scale x the opponent's weight on the hands that share no card
+
+
+@dataclasses.dataclass
+class RoundGame:
+  """A small two-player tree over hands whose terminals are payoff matrices: decision nodes (a tree
+  player and children) and terminals (a matrix and a scale), in breadth-first order (parents
+  first). Tree player 0's payoff at terminal z between hands i and j is scale[z] x matrices[m[z]][i, j]
+  (at a fold, m = `FOLD`: scale[z] where i and j share no card); player 1's is its negative."""
+
+  player: np.ndarray  # [N] int: the decision's tree player, -1 at terminals
+  children: list  # [N] lists of child nodes (empty at terminals)
+  matrix: np.ndarray  # [N] int: the terminal's matrix (or `FOLD`), -1 at decisions
+  scale: np.ndarray  # [N] float64
+  matrices: list  # M arrays [H, H] float32
+  ranges: np.ndarray  # [2, H] float64: tree players' ranges
+  hands: np.ndarray  # [H, 2] the hole pairs
+  origin: np.ndarray  # [N] int: the `tree.build` node of each row, -1 for a leaf's continuations
+  _products: object = dataclasses.field(default=None, repr=False)  # `_Products`, made when first needed
+
+  @property
+  def decisions(self) -> np.ndarray:
+    return np.flatnonzero(self.player >= 0)
+
+  @property
+  def terminals(self) -> np.ndarray:
+    return np.flatnonzero(self.player < 0)
+
+  def normalizer(self) -> float:
+    """The total weight of the deals (pairs of hands that share no card)."""
+    return float(self.ranges[0] @ compatible_mass(self.hands, self.ranges[1:])[0])
+
+
+def compatible_mass(hands: np.ndarray, reach: np.ndarray) -> np.ndarray:
+  """[T, H]: the weight of `reach` [T, H] on the hands that share no card with each hand (`hands`
+  [H, 2]): the total, less the weight on each of its two cards, plus its own (counted twice)."""
+  per_card = np.stack([np.bincount(hands[:, 0], r, 52) + np.bincount(hands[:, 1], r, 52) for r in reach])
+  return reach.sum(1, keepdims=True) - per_card[:, hands[:, 0]] - per_card[:, hands[:, 1]] + reach
+
+
+@functools.cache
+def _products_program():
+  """The jitted products of `_Products` (one program per shape and transposition)."""
+  import jax  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  def run(stack, reach, shared, shared_reach, transpose):
+    out = []
+    if stack is not None:
+      out.append(jnp.einsum('zji,zj->zi' if transpose else 'zij,zj->zi', stack, reach))
+    for matrix, r in zip(shared, shared_reach, strict=True):
+      out.append((r @ matrix) if transpose else (r @ matrix.T))
+    return jnp.concatenate(out)
+
+  return jax.jit(run, static_argnums=4)
+
+
+class _Products:
+  """`RoundGame`'s matrix products on the JAX device: the matrices that one terminal uses stacked
+  into one batched product, each matrix that several use (equal all-in leaves) one product."""
+
+  def __init__(self, game: RoundGame):
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    users = {}
+    for z in game.terminals:
+      if game.matrix[z] >= 0:
+        users.setdefault(int(game.matrix[z]), []).append(int(z))
+    self.single = [zs[0] for zs in users.values() if len(zs) == 1]
+    self.shared = [zs for zs in users.values() if len(zs) > 1]
+    single = [game.matrices[game.matrix[z]] for z in self.single]
+    self.stack = jnp.asarray(np.stack(single)) if single else None
+    self.shared_matrices = [jnp.asarray(game.matrices[game.matrix[zs[0]]]) for zs in self.shared]
+
+  def __call__(self, opponent: dict, player: int) -> dict:
+    """{terminal: matrix @ opponent reach (player 0) or matrix.T @ it (player 1)}, float64 [H]."""
+    reach = np.stack([opponent[z] for z in self.single]).astype(np.float32) if self.single else None
+    shared_reach = [np.stack([opponent[z] for z in zs]).astype(np.float32) for zs in self.shared]
+    if not self.single and not self.shared:
+      return {}
+    run = _products_program()
+    out = np.asarray(run(self.stack, reach, self.shared_matrices, shared_reach, player == 1), np.float64)
+    order = self.single + [z for zs in self.shared for z in zs]
+    return dict(zip(order, out, strict=True))
+
+
+def _matching(regret: np.ndarray) -> np.ndarray:
+  """Regret matching [A, H] -> strategy (uniform where no regret is positive)."""
+  positive = np.maximum(regret, 0)
+  total = positive.sum(0, keepdims=True)
+  return np.where(total > 0, positive / np.where(total > 0, total, 1), 1 / len(regret))
+
+
+def _reach(game: RoundGame, policy: dict) -> list:
+  """[N] each node's reach [2, H] under `policy` {decision: [A, H]}."""
+  reach = [None] * len(game.player)
+  reach[0] = game.ranges.copy()
+  for node in game.decisions:
+    p = game.player[node]
+    for a, child in enumerate(game.children[node]):
+      reach[child] = reach[node].copy()
+      reach[child][p] = reach[node][p] * policy[node][a]
+  return reach
+
+
+def _terminal_values(game: RoundGame, reach: list, player: int) -> dict:
+  """{terminal: `player`'s counterfactual values [H]}: the scale times the matrix times the opponent's
+  reach (player 1: the transpose, negated)."""
+  if game._products is None:
+    game._products = _Products(game)
+  sign = 1.0 if player == 0 else -1.0
+  folds = [z for z in game.terminals if game.matrix[z] == FOLD]
+  values = {}
+  if folds:
+    mass = compatible_mass(game.hands, np.stack([reach[z][1 - player] for z in folds]))
+    values = {z: sign * game.scale[z] * row for z, row in zip(folds, mass, strict=True)}
+  opponent = {z: reach[z][1 - player] for z in game.terminals if game.matrix[z] >= 0}
+  for z, product in game._products(opponent, player).items():
+    values[z] = sign * game.scale[z] * product
+  return values
+
+
+def _values(game: RoundGame, policy: dict, reach: list, player: int, best_response: bool = False):
+  """(`player`'s counterfactual values [H] at every node, bottom-up; per own decision the action values
+  [A, H])."""
+  values = _terminal_values(game, reach, player)
+  actions = {}
+  for node in game.decisions[::-1]:
+    children = np.stack([values[c] for c in game.children[node]])  # [A, H]
+    if game.player[node] != player:
+      values[node] = children.sum(0)
+    elif best_response:
+      values[node] = children.max(0)
+    else:
+      values[node] = (policy[node] * children).sum(0)
+      actions[node] = children
+  return values, actions
+
+
+def evaluate(game: RoundGame, policy: dict) -> tuple[np.ndarray, np.ndarray]:
+  """([2] each tree player's value per deal under `policy` {decision: [A, H]}, [2] each one's
+  best-response value against the other's part of it)."""
+  reach = _reach(game, policy)
+  z = game.normalizer()
+  values, best = np.zeros(2), np.zeros(2)
+  for p in range(2):
+    values[p] = game.ranges[p] @ _values(game, policy, reach, p)[0][0] / z
+    best[p] = game.ranges[p] @ _values(game, policy, reach, p, best_response=True)[0][0] / z
+  return values, best
+
+
+def exploitability(game: RoundGame, policy: dict) -> float:
+  """The mean of the two players' best-response gains per deal (chips)."""
+  values, best = evaluate(game, policy)
+  return float((best - values).sum() / 2)
+
+
+def solve(
+  game: RoundGame,
+  iterations: int | None = None,
+  deadline: float | None = None,
+  min_iterations: int = 1,
+  algorithm: str = defaults.ALGORITHM,
+  warm: dict | None = None,
+  warm_iterations: int = 0,
+) -> tuple[dict, int]:
+  """(average policy {decision: [A, H]}, iterations) of DCFR on `game` (alternating updates), for
+  `iterations`, or until the wall clock `deadline` (a `time.perf_counter()` value), at least
+  `min_iterations`. With `warm` ({decision: [A, H]}, e.g. the blueprint's strategy) the first
+  `warm_iterations` iterations play it instead of regret matching (a warm start: their regrets and
+  average are those of `warm`; see `solver.subgame_warm_start`); they count in neither the budget nor
+  the returned iterations."""
+  if algorithm != 'dcfr':
+    raise ValueError(f'the depth-limited search solves with dcfr, got {algorithm!r}')
+  config = algorithms.get('dcfr').resolve(**defaults.SUBGAME_HYPERPARAMETERS.get('dcfr', {}))
+  alpha, beta, gamma = config['alpha'], config['beta'], config['gamma']
+  if iterations is None and deadline is None:
+    raise ValueError('solve needs iterations or a deadline')
+  hands = game.ranges.shape[1]
+  regrets = {n: np.zeros((len(game.children[n]), hands)) for n in game.decisions}
+  weights = {n: np.zeros_like(r) for n, r in regrets.items()}
+  warm_iterations = warm_iterations if warm is not None else 0
+  t = 0
+  per_iteration = 0.0
+  while iterations is None or t < iterations + warm_iterations:
+    if deadline is not None and t >= min_iterations + warm_iterations:
+      if time.perf_counter() + per_iteration > deadline:
+        break
+    started = time.perf_counter()
+    t += 1
+    keep = ((t - 1) / t) ** gamma
+    for player in (0, 1):
+      policy = warm if t <= warm_iterations else {n: _matching(r) for n, r in regrets.items()}
+      reach = _reach(game, policy)
+      if player == 0:  # a player's own reach is the same in both halves: one average update
+        for n in game.decisions:
+          weights[n] = weights[n] * keep + reach[n][game.player[n]] * policy[n]
+      _, actions = _values(game, policy, reach, player)
+      positive, negative = 1 / (1 + t**-alpha), 1 / (1 + t**-beta)
+      for n, children in actions.items():
+        cumulative = regrets[n] + children - (policy[n] * children).sum(0)
+        regrets[n] = cumulative * np.where(cumulative > 0, positive, negative)
+    per_iteration = time.perf_counter() - started
+  average = {}
+  for n, w in weights.items():
+    total = w.sum(0, keepdims=True)
+    average[n] = np.where(total > 0, w / np.where(total > 0, total, 1), 1 / len(w))
+  return average, t - warm_iterations
+
+
+# 3. The flop round at a real state.
+
+
+def round_game(
+  nodes: list, ranges: np.ndarray, hands: np.ndarray, pot: int, outcomes: dict, chooser: int, matrices
+) -> RoundGame:
+  """A `RoundGame` from `tree.build` nodes (with `pot`, the pot when the tree's first round began)
+  over `hands` [H, 2]: folds pay what the folder put in; `outcomes[i]` gives each other terminal's
+  (index in `matrices`, scale), or a list of them for a leaf where tree player `chooser` picks one per
+  hand (a decision with a child per entry)."""
+  player, children, matrix, scale, origin = [], [], [], [], []
+  index = {}
+
+  def add(who, m=-1, s=0.0, node=-1):
+    player.append(who), children.append([]), matrix.append(m), scale.append(s), origin.append(node)
+    return len(player) - 1
+
+  choices = []
+  index[0] = add(nodes[0].player, node=0)
+  for i, node in enumerate(nodes):  # breadth-first: a parent before its children
+    for child in node.children:
+      c = nodes[child]
+      if c.kind == tree.DECISION:
+        index[child] = add(c.player, node=child)
+      elif c.kind == tree.FOLD:  # tree player 0 loses what it put in when it folds, else wins player 1's
+        sign = -1.0 if c.player == 0 else 1.0
+        index[child] = add(-1, FOLD, sign * (pot / 2 + c.added[c.player]), child)
+      elif isinstance(outcomes[child], list):
+        index[child] = add(chooser, node=child)
+        choices.append((index[child], outcomes[child]))
+      else:
+        index[child] = add(-1, *outcomes[child], child)
+      children[index[i]].append(index[child])
+  for choice, entries in choices:  # after every tree node, so children still follow their parents
+    for m, s in entries:
+      children[choice].append(add(-1, m, s))
+  return RoundGame(
+    np.array(player),
+    children,
+    np.array(matrix),
+    np.array(scale, np.float64),
+    [np.asarray(m, np.float32) for m in matrices],
+    np.asarray(ranges, np.float64),
+    np.asarray(hands),
+    np.array(origin),
+  )
+
+
+def line_states(state: nlhe.HandState, b: int, nodes: list, targets) -> nlhe.HandState:
+  """Hand b after the tree's line from its root (hand b's state) to each node of `targets`, one hand
+  per target; the lines are actions only (no chance node on the way)."""
+  lines = []
+  for node in targets:
+    line = []
+    while nodes[node].parent >= 0:
+      if nodes[nodes[node].parent].kind == tree.CHANCE:
+        raise ValueError(f'node {node}: its line deals a card')
+      line.append(line_action(nodes[node].label))
+      node = nodes[node].parent
+    lines.append(line[::-1])
+  hands = nlhe.take(state, np.full(len(lines), b))
+  for step in range(max(map(len, lines), default=0)):
+    live = np.array([step < len(line) for line in lines])
+    kind = np.array([line[step][0] if step < len(line) else nlhe.CALL for line in lines])
+    amount = np.array([line[step][1] if step < len(line) else 0 for line in lines])
+    hands = nlhe.apply(hands, kind, amount, live)
+  return hands
+
+
+def leaf_state(state: nlhe.HandState, b: int, nodes: list, leaf: int) -> nlhe.HandState:
+  """Hand b after the tree's line from its root (hand b's state) to node `leaf`, one hand."""
+  return line_states(state, b, nodes, [leaf])
+
+
+def flop_game(
+  policy, state: nlhe.HandState, b: int, tree_config: tree.TreeConfig, ranges: np.ndarray, runouts: Runouts
+) -> RoundGame:
+  """Hand b's flop round (`tree_config`, from `search.subgame_config`; tree player 0 is seat 1) with
+  the seats' ranges `ranges` [2, 1326], its leaves valued by the blueprint `policy` and its
+  continuations on `runouts` (see the module); the bot is the player to act, its opponent chooses."""
+  if tree_config.street != 1:
+    raise ValueError(f'a depth-limited search starts on the flop, got street {tree_config.street}')
+  nodes = tree.build(tree_config, first_round_only=True)
+  chooser_seat = 1 - int(state.to_act[b])
+  outcomes, matrices, all_in = {}, [], {}
+  for i, node in enumerate(nodes):
+    if node.kind != tree.LEAF:
+      continue
+    hand = leaf_state(state, b, nodes, i)
+    if hand.finished[0]:  # a called all-in: no decisions are left, one value (the same at equal stakes)
+      key = tuple(hand.committed[0].tolist())
+      if key not in all_in:
+        all_in[key] = len(matrices)
+        matrices.append(leaf_matrices(policy, hand, runouts, chooser_seat, 1)[0])
+      outcomes[i] = (all_in[key], 1.0)
+      continue
+    outcomes[i] = []
+    for matrix in leaf_matrices(policy, hand, runouts, chooser_seat, len(CONTINUATIONS)):
+      outcomes[i].append((len(matrices), 1.0))
+      matrices.append(matrix)
+  by_player = np.stack([ranges[1], ranges[0]])[
+    :, hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
+  ]
+  return round_game(nodes, by_player, runouts.hands, tree_config.pot, outcomes, 1 - chooser_seat, matrices)

@@ -1,0 +1,679 @@
+"""CFR-family solvers over a public tree: every hand of a player updated at once.
+
+The regret rules are the full-width family's (`solvers.regret_rule`: CFR+, DCFR, PCFR+, ...); what
+differs is the layout. Regrets and the average strategy's weights are kept per **edge**: the row of
+a node below a decision holds the regret and the accumulated reach of the action that leads to it,
+`[e_d, H]` per depth d (hands last, dense along them): the depth's rows in `PublicTree.edge_bounds`,
+which leave out the nodes that chance deals into (they have no action, so nothing to keep). That
+layout has no padding to the widest node, and a player's half-iteration is one top-down pass
+(strategies by regret matching over each node's children, both players' reaches, the average's
+increments) and one bottom-up pass (values, and the regret update of each depth's edges as soon as
+the depth above has its values), so XLA fuses each depth's work into a few loops over arrays that
+stay in cache. Updates alternate between the players, as the full-width family's do by default.
+
+A turn tree built on a CPU comes in blocks (`blocked.Blocks`): its river subtrees are the same under
+every river card, so the solver runs them one card at a time (`over_blocks`: a loop that updates the
+blocks' state in place, `BLOCKS_PER_STEP` cards per step), between the turn street's passes; a
+block's arrays stay in cache from its top-down pass to its bottom-up pass (1.68x faster turn
+iterations than the whole tree's passes on a 2-core CPU). Same numbers, other order.
+
+    solver = subgame_solver('dcfr')
+    state = solver.init(game)
+    state = jax.jit(lambda s, g: jaxcfr.run(solver, s, g, 100))(state, game)
+    policy = solver.average_policy(state, game)        # [D, A, H]
+
+The returned `Solver` follows the protocol, so `jaxcfr.train` runs it with budgets, progress,
+checkpoints and exploitability checks; its policies come out in the `[D, A, H]` layout of the
+decision nodes that `subgame` evaluates. Its checks read the state (`evaluate_average`, the
+protocol's optional entry): the same numbers as `Subgame.evaluate_profile` of the laid-out average,
+without laying it out, and block by block on a blocked turn tree.
+
+Safe re-solving: `safe_subgame_solver(algorithm, gadget)` solves a `SafeSubgame` (`safe_subgame(game,
+replaced, opponent)`), in which a gadget before the root lets the opponent take, hand by hand, its
+best-response value against the strategy being replaced instead of entering (Resolve or Maxmargin).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr import algorithms, solvers
+from jaxcfr.poker import defaults
+from jaxcfr.poker.subgame import game as subgame_module
+from jaxcfr.poker.subgame import showdown
+from jaxcfr.poker.subgame.game import PublicTree, Subgame, policy_edges, take, take_padded
+from jaxcfr.poker.subgame.tree import CHANCE, DECISION, FOLD, SHOWDOWN
+from jaxcfr.protocol import Solver
+
+
+class SubgameState(NamedTuple):
+  """Solver state over a public tree, per depth d = 1 .. L - 1 (the root has no edge); on a blocked turn
+  tree (`blocked.Blocks`) per depth of its upper part, then per depth of its forest `[R, e_d, H]`
+  (`state_shapes`; `state_to_rows` lays either out as `[D, A, H]`)."""
+
+  iteration: jax.Array  # [] int32: iterations completed
+  cumulative_regret: tuple[jax.Array, ...]  # per depth [e_d, H]: of the action into each node
+  cumulative_policy: tuple[jax.Array, ...]  # per depth [e_d, H]: weighted sum of the acting player's reach
+  rule_state: Any  # the regret rule's own state per depth (PCFR+'s prediction [e_d, H]) or ()
+
+
+def match(regret: jax.Array, legal: jax.Array) -> jax.Array:
+  """Regret matching over the action axis: [D, A, H] positive regret normalised; uniform over the
+  legal actions (legal [D, A, 1]) where none is positive."""
+  return normalize(jnp.maximum(regret, 0), legal)
+
+
+def normalize(weights: jax.Array, legal: jax.Array) -> jax.Array:
+  """[D, A, H] weights normalised over the legal actions; uniform where they sum to 0."""
+  weights = jnp.where(legal, weights, 0)
+  total = weights.sum(1, keepdims=True)
+  uniform = (legal / legal.sum(1, keepdims=True)).astype(weights.dtype)
+  return jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), uniform)
+
+
+def decision_rows(tree: PublicTree, edges) -> jax.Array:
+  """[D, A, H]: per-edge arrays (per depth d >= 1, [e_d, H]: the rows in `tree.edge_bounds`) laid out
+  by decision node and action (0 on the padding actions)."""
+  rows = []
+  for d, sizes in enumerate(tree.level_sizes[:-1]):
+    if sizes[DECISION]:  # edges[d]: the edges into depth d + 1; padding children read the zero row
+      rows.append(take_padded(edges[d], tree.children[d] - tree.edge_bounds[d + 1][0]))
+  return jnp.concatenate(rows)
+
+
+def edge_rows(tree: PublicTree, nodes) -> list[jax.Array]:
+  """Per depth d >= 1 the rows in `tree.edge_bounds` of per-node arrays (per depth d >= 1, [n_d, ...])."""
+  return [x[slice(*bounds)] for x, bounds in zip(nodes, tree.edge_bounds[1:], strict=True)]
+
+
+def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
+  """[n_d, H]: edge probabilities `edge` [e_d, H] of `depth` over all its nodes (1 into the nodes that
+  chance deals into)."""
+  start, stop = tree.edge_bounds[depth]
+  return jnp.pad(edge, ((start, sum(tree.level_sizes[depth]) - stop), (0, 0)), constant_values=1)
+
+
+# River cards per step of a blocked turn tree's loop (`over_blocks`; 1, 2, 3 and 4 measured on a 2-core
+# CPU: 1, 1.10x faster than 2).
+BLOCKS_PER_STEP = 1
+
+
+def over_blocks(one_block, parts, inputs, value_shape, dtype):
+  """Runs `one_block((its state parts, *its inputs)) -> (its new state parts, its root values)` over
+  the blocks, `BLOCKS_PER_STEP` at a time: `parts` holds every block's state parts (leading axis: the
+  blocks), `inputs` the other per-block arrays (its last entry the block cards). Returns (the updated
+  parts, the root values summed over the blocks [value_shape] of `dtype`); `parts` may be empty.
+
+  A `fori_loop` that carries the parts and writes each step's blocks back in place: a `lax.map` would
+  fill new stacked outputs with zeros and copy into them every half-iteration (1.2x slower turn
+  iterations on a 2-core CPU)."""
+  steps, rest = divmod(inputs[-1].shape[0], BLOCKS_PER_STEP)
+
+  def run(start, size, parts, summed):
+    if size == 1:  # one block: no batch axis
+      pick = lambda x: jax.lax.dynamic_index_in_dim(x, start, keepdims=False)
+      new, values = one_block((jax.tree.map(pick, parts), *jax.tree.map(pick, inputs)))
+      put = lambda x, y: jax.lax.dynamic_update_index_in_dim(x, y, start, 0)
+      return jax.tree.map(put, parts, new), summed + values
+    pick = lambda x: jax.lax.dynamic_slice_in_dim(x, start, size)
+    new, values = jax.vmap(one_block)((jax.tree.map(pick, parts), *jax.tree.map(pick, inputs)))
+    put = lambda x, y: jax.lax.dynamic_update_slice_in_dim(x, y, start, 0)
+    return jax.tree.map(put, parts, new), summed + values.sum(0)
+
+  summed = jnp.zeros(value_shape, dtype)
+  step = lambda i, carry: run(i * BLOCKS_PER_STEP, BLOCKS_PER_STEP, *carry)
+  parts, summed = jax.lax.fori_loop(0, steps, step, (parts, summed))
+  if rest:
+    parts, summed = run(steps * BLOCKS_PER_STEP, rest, parts, summed)
+  return parts, summed
+
+
+def _sum_axis1(x: jax.Array) -> jax.Array:
+  """x.sum(1), as unrolled additions where axis 1 is short (a node's children): XLA:CPU hands
+  reductions to a library call, which costs more than its own fused loop at a few terms (1.07x faster
+  turn iterations on a 2-core CPU)."""
+  if x.shape[1] > 8:
+    return x.sum(1)
+  total = x[:, 0]
+  for i in range(1, x.shape[1]):
+    total = total + x[:, i]
+  return total
+
+
+def _top_down(tree: PublicTree, edge: list[jax.Array], root: jax.Array, card_mask: jax.Array | None) -> list:
+  """Per depth [n_d, P, H]: the first P players' reaches (both, or OOP's alone) from the reaches at
+  depth 0 `root` [n_0, P, H], with the edges' probabilities `edge` (per depth d >= 1 [n_d, H]) and the
+  cards dealt on the way (None: a tree in which chance deals nothing, such as a blocked tree's parts)."""
+  reach = [root]
+  for d in range(1, len(tree.level_sizes)):
+    actor = tree.parent_player[d]  # [n_d]
+    step = jnp.where((actor[:, None] == jnp.arange(root.shape[1]))[..., None], edge[d - 1][:, None, :], 1)
+    if card_mask is not None:
+      step = take(card_mask, tree.edge_card[d])[:, None, :] * step
+    reach.append(take(reach[-1], tree.parent[d]) * step)
+  return reach
+
+
+def state_shapes(game: Subgame) -> list[tuple[int, ...]]:
+  """The shapes of the solver's per-depth state arrays: per depth of the tree [e_d, H]; on a blocked
+  tree, those of its upper part, then the forest's per depth [R, e_d, H]."""
+  hands = game.num_hands
+  if game.blocks is None:
+    return [(stop - start, hands) for start, stop in game.tree.edge_bounds[1:]]
+  blocks = game.blocks.block_card.shape[0]
+  upper = [(stop - start, hands) for start, stop in game.blocks.upper.edge_bounds[1:]]
+  return upper + [(blocks, stop - start, hands) for start, stop in game.blocks.forest.edge_bounds[1:]]
+
+
+def state_to_rows(game: Subgame, edges) -> jax.Array:
+  """[D, A, H]: per-edge state arrays `edges` (`game`'s layout: `state_shapes`) laid out by the whole
+  tree's decision nodes and actions, as `decision_rows` (0 on the padding actions)."""
+  if game.blocks is None:
+    return decision_rows(game.tree, edges)
+  blocks, width = game.blocks, game.tree.num_actions
+  split = len(blocks.upper.level_sizes) - 1
+  widen = lambda rows: jnp.pad(rows, ((0, 0), (0, width - rows.shape[1]), (0, 0)))
+  upper = widen(decision_rows(blocks.upper, edges[:split]))
+  forest = jax.vmap(lambda e: decision_rows(blocks.forest, e))(list(edges[split:]))
+  forest = widen(forest.reshape(-1, *forest.shape[2:]))
+  return take_padded(jnp.concatenate([upper, forest]), blocks.decision_source)
+
+
+def rows_to_state(game: Subgame, policy: jax.Array) -> list[jax.Array]:
+  """The inverse of `state_to_rows`: per-action arrays `policy` [D, A, H] (a policy, regrets) in the
+  solver's per-edge layout for `game` (`state_shapes`)."""
+  if game.blocks is None:
+    return edge_rows(game.tree, policy_edges(game.tree, policy))
+  blocks = game.blocks
+  upper, forest = blocks.upper, blocks.forest
+  rows = take(policy, blocks.upper_decisions)[:, : upper.num_actions]
+  played = edge_rows(upper, policy_edges(upper, rows))
+
+  def one(decisions):
+    rows = take(policy, decisions)[:, : forest.num_actions]
+    return edge_rows(forest, policy_edges(forest, rows))
+
+  return played + list(jax.vmap(one)(blocks.forest_decisions))
+
+
+def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Array:
+  """[e_d, H]: the probability of the action into each node of `depth` (>= 1) with an edge, from
+  non-negative `weights` [e_d, H] normalised over each decision node's children (uniform over its legal
+  actions where they sum to 0); 1 into the children of chance nodes."""
+  start = sum(sizes[DECISION] for sizes in tree.level_sizes[: depth - 1])
+  rows = tree.level_sizes[depth - 1][DECISION]
+  first, stop = tree.edge_bounds[depth]
+  from_decision = tree.parent_player[depth][first:stop] < 2  # [e_d]
+  if not rows:
+    return jnp.ones_like(weights)
+  weights = jnp.where(from_decision[:, None], weights, 0)
+  total = _sum_axis1(take_padded(weights, tree.children[depth - 1] - first))  # [m, H]
+  legal = tree.legal[start : start + rows, :, 0].sum(1).astype(weights.dtype)  # [m]
+  parent = jnp.where(from_decision, tree.parent[depth][first:stop], 0)
+  total = take(total, parent)
+  strategy = jnp.where(total > 0, weights / jnp.where(total > 0, total, 1), (1 / legal)[parent][:, None])
+  return jnp.where(from_decision[:, None], strategy, 1)
+
+
+def _block_terminals(forest: PublicTree, spot, tables, mask: jax.Array):
+  """`terminal_values(reach, player)` of one block of a blocked turn tree (the river card whose hands
+  are `mask` [H] 0): its board's showdown `tables`, and the own hands that hold the card worth 0 at
+  the folds (the showdowns' tables already leave them out)."""
+  board = dataclasses.replace(spot, tables=jax.tree.map(lambda x: x[None], tables), river_mask=mask[None])
+
+  def values(reach, player):
+    folds, showdowns = subgame_module.terminal_values(Subgame(forest, board), reach, player)
+    return folds * mask, showdowns
+
+  return values
+
+
+def _average_edges(tree: PublicTree, weights) -> list[jax.Array]:
+  """Per depth [n_d, H]: the average strategy's probability of the action into each node, from the
+  average's weights (per depth [e_d, H]); what `normalize` gives on the `[D, A, H]` rows."""
+  return [all_rows(tree, _edge_strategy(tree, w, d), d) for d, w in enumerate(weights, 1)]
+
+
+def _other_rows(tree: PublicTree, d: int, below, folds, showdowns, chance) -> list[jax.Array]:
+  """A bottom-up pass's values at depth d after its decision nodes', in row order [n, ..., H]: its
+  chance nodes' (`chance`'s rows [K, ..., H], or None: the weighted sum of their children in `below`,
+  the next depth's values), then its rows of the fold and showdown values `folds` [F, ..., H] and
+  `showdowns` [S, ..., H]."""
+  sizes = tree.level_sizes[d]
+  start = lambda kind: sum(s[kind] for s in tree.level_sizes[:d])
+  parts = []
+  if sizes[CHANCE]:
+    a = start(CHANCE)
+    if chance is None:
+      weight = tree.chance_weight[a : a + sizes[CHANCE]].reshape((-1,) + (1,) * (below.ndim - 1))
+      parts.append(take_padded(below, tree.chance_children[d]).sum(1) * weight)
+    else:
+      parts.append(chance[a : a + sizes[CHANCE]])
+  for values, kind in ((folds, FOLD), (showdowns, SHOWDOWN)):
+    a = start(kind)
+    parts.append(values[a : a + sizes[kind]])
+  return parts
+
+
+def _evaluation_pass(tree: PublicTree, edge, player: int, folds, showdowns, chance) -> jax.Array:
+  """[n_0, 2, H]: `player`'s counterfactual values at depth 0 when it plays the edges' strategy
+  `edge` (per depth [n_d, H]) and when it best responds (the max over its legal actions), from one
+  bottom-up pass; the opponent's strategy is in the reaches behind `folds` [F, H] and `showdowns`
+  [S, H]. `chance` ([K, 2, H] the values of the chance nodes, or None: from their children)."""
+  both = lambda rows: jnp.broadcast_to(rows[:, None], (rows.shape[0], 2, rows.shape[1]))
+  folds, showdowns = both(folds), both(showdowns)  # the same under the average and a best response
+  below = None  # [n_{d+1}, 2, H]
+  for d in reversed(range(len(tree.level_sizes))):
+    sizes = tree.level_sizes[d]
+    parts = []
+    if sizes[DECISION]:
+      start = sum(s[DECISION] for s in tree.level_sizes[:d])
+      own = (tree.parent_player[d + 1] == player)[:, None]
+      played = _sum_axis1(take_padded(jnp.where(own, edge[d] * below[:, 0], below[:, 0]), tree.children[d]))
+      children = take_padded(below[:, 1], tree.children[d])  # [m, A, H]
+      legal = tree.legal[start : start + sizes[DECISION]]  # [m, A, 1]
+      own_row = (tree.decision_player[start : start + sizes[DECISION]] == player)[:, None]
+      best = jnp.where(own_row, jnp.where(legal, children, -jnp.inf).max(1), _sum_axis1(children))
+      parts.append(jnp.stack([played, best], 1))
+    below = jnp.concatenate(parts + _other_rows(tree, d, below, folds, showdowns, chance))
+  return below
+
+
+def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
+  """(NashConv, [2] each player's expected payoff per deal) of the average strategy whose weights
+  are `weights` (the state's `cumulative_policy`, in `game`'s layout: `state_shapes`): the same
+  numbers as `game.evaluate_profile` of the `[D, A, H]` average policy, without laying it out. One
+  top-down pass and one bottom-up pass per player, which carries its values under the average and
+  as a best response together; on a blocked turn tree, block by block."""
+  spot = game.spot
+  players = jnp.arange(2)  # the two players' passes as one, vmapped: one traced body to compile
+  if game.blocks is None:
+    tree = game.tree
+    edge = _average_edges(tree, weights)
+    reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
+
+    def root(player):
+      terminals = subgame_module.terminal_values(game, reach, player)
+      return _evaluation_pass(tree, edge, player, *terminals, None)[0]
+
+    roots = jax.vmap(root)(players)
+  else:
+    blocks = game.blocks
+    upper, forest = blocks.upper, blocks.forest
+    split = len(upper.level_sizes) - 1
+    edge = _average_edges(upper, weights[:split])
+    reach = _top_down(upper, edge, spot.ranges[None], None)  # its chance nodes are leaves
+    chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, 2, H]
+
+    def one_block(args):
+      (), block_weights, tables, card = args
+      mask = spot.card_mask[card]
+      block_edge = _average_edges(forest, block_weights)
+      block_reach = _top_down(forest, block_edge, take(chance_reach, blocks.root_chance) * mask, None)
+      terminals = _block_terminals(forest, spot, tables, mask)
+
+      def values(player):
+        return _evaluation_pass(forest, block_edge, player, *terminals(block_reach, player), None)
+
+      return (), jax.vmap(values)(players)
+
+    shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
+    inputs = (tuple(weights[split:]), spot.tables, blocks.block_card)
+    _, summed = over_blocks(one_block, (), inputs, shape, spot.ranges.dtype)
+
+    def root(player, summed):
+      chance = take(summed, blocks.chance_root) * upper.chance_weight[:, None, None]
+      terminals = subgame_module.terminal_values(Subgame(upper, spot), reach, player)
+      return _evaluation_pass(upper, edge, player, *terminals, chance)[0]
+
+    roots = jax.vmap(root)(players, summed)
+  values = (spot.ranges[:, None] * roots).sum(-1) / subgame_module.normalizer(game)  # [2, 2]
+  return (values[:, 1] - values[:, 0]).sum(), values[:, 0]
+
+
+def _evaluate_state(state: SubgameState, game: Subgame) -> tuple[jax.Array, jax.Array]:
+  """`Solver.evaluate_average` of the subgame solvers (one function, so that jit's cache serves every
+  solver built for a tree shape)."""
+  return evaluate_average(state.cumulative_policy, game)
+
+
+def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
+  """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
+  defaults for the rest: `defaults.SUBGAME_HYPERPARAMETERS`, else the registry's), e.g.
+  `subgame_solver('dcfr', alpha=1.5)`."""
+  return _build(algorithm, hyperparameters)[0]
+
+
+def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
+  """`warm_start(state, game, policy, iterations) -> state` for `subgame_solver(algorithm,
+  **hyperparameters)`: `iterations` updates in which both players play `policy` [D, A, H] (a warm
+  start's strategy, e.g. the blueprint's) instead of their regret-matched strategies. From `init`,
+  the state is then the one the algorithm would hold had it played `policy` that many times: the
+  regrets of `policy` against itself, accumulated and discounted by the algorithm's rule, and the
+  average strategy `policy` (strategy-based warm starting, Brown & Sandholm 2016). Jittable, the
+  count may be traced."""
+  return _build(algorithm, hyperparameters)[1]
+
+
+def _build(algorithm: str, hyperparameters: dict):
+  """(the solver, its warm start, its `step(state, game, played) -> (state, root values [2, H])`): see
+  `subgame_solver` and `subgame_warm_start`."""
+  entry = algorithms.get(algorithm)
+  if entry.family != algorithms.FULL_WIDTH:
+    full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
+    raise ValueError(f'a subgame is solved by a full-width algorithm ({full_width}); got {algorithm!r}')
+  config = entry.resolve(**{**defaults.SUBGAME_HYPERPARAMETERS.get(entry.name, {}), **hyperparameters})
+  alternating = config.pop('alternating')
+  rule, power = solvers.regret_rule(algorithm, **config)
+  groups = ((0,), (1,)) if alternating else ((0, 1),)
+
+  def init(game: Subgame, key: jax.Array | None = None) -> SubgameState:
+    del key  # nothing is sampled
+    zeros = tuple(jnp.zeros(shape, game.dtype) for shape in state_shapes(game))
+    return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(rule.init(z) for z in zeros))
+
+  def positive(state: SubgameState) -> list[jax.Array]:
+    return [
+      jnp.maximum(rule.matched_regret(regret, rule_state), 0)
+      for regret, rule_state in zip(state.cumulative_regret, state.rule_state, strict=True)
+    ]
+
+  def current_policy(state: SubgameState, game: Subgame) -> jax.Array:
+    return match(state_to_rows(game, positive(state)), game.tree.legal)
+
+  def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
+    return normalize(state_to_rows(game, state.cumulative_policy), game.tree.legal)
+
+  def half(tree, edge, reach, players, first, folds_of, chance, parts, t, keep):
+    """A half-iteration's work on one tree below its reaches' top depth: the average's weights (in the
+    first half), then per player in `players` the values bottom-up and the regret updates. `parts` =
+    (regrets, weights, rule states) per depth, updated in place; `chance` (or None) gives a player's
+    chance nodes' values [K, H]; returns the values at depth 0 per player [n_0, H]."""
+    regrets, weights, rule_states = parts
+    edge_actor, edge_parent = edge_rows(tree, tree.parent_player[1:]), edge_rows(tree, tree.parent[1:])
+    if first:  # both players' edges: a player's own reach is the same in both halves
+      for d in range(1, len(tree.level_sizes)):
+        kept, kept_actor = reach[d][slice(*tree.edge_bounds[d])], edge_actor[d - 1]
+        own = jnp.where(kept_actor[:, None] == 0, kept[:, 0], kept[:, 1])
+        weights[d - 1] = jnp.where((kept_actor < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
+    instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None  # simultaneous updates
+    roots = []
+    for player in players:
+      folds, showdowns = folds_of(reach, player)
+      below = None  # [n_{d+1}, H] the next depth's values
+      chance_values = None if chance is None else chance(player)
+      for d in reversed(range(len(tree.level_sizes))):
+        sizes = tree.level_sizes[d]
+        value_parts = []
+        if sizes[DECISION]:
+          own = (tree.parent_player[d + 1] == player)[:, None]
+          weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
+          value_parts.append(_sum_axis1(take_padded(weighted, tree.children[d])))
+        value = jnp.concatenate(value_parts + _other_rows(tree, d, below, folds, showdowns, chance_values))
+        if d + 1 < len(tree.level_sizes):
+          mine = (edge_actor[d] == player)[:, None]
+          parent = jnp.where(edge_actor[d] < 2, edge_parent[d], 0)
+          regret = jnp.where(mine, below[slice(*tree.edge_bounds[d + 1])] - take(value, parent), 0)
+          if instant is None:
+            cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
+            on = functools.partial(jnp.where, mine)
+            regrets[d] = on(cumulative, regrets[d])
+            rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
+          else:
+            instant[d] = instant[d] + regret
+        below = value
+      roots.append(below)
+    if instant is not None:
+      for d, regret in enumerate(instant):
+        cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
+        on = functools.partial(jnp.where, (edge_actor[d] < 2)[:, None])
+        regrets[d] = on(cumulative, regrets[d])
+        rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
+    return roots
+
+  def clock(state: SubgameState, spot) -> tuple[jax.Array, jax.Array]:
+    """(this iteration's number t, the factor ((t - 1) / t)^power that discounts the average's weights)."""
+    t = state.iteration + 1
+    dtype = spot.ranges.dtype
+    return t, jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
+
+  def edges_of(tree, regrets, rule_states, played):
+    """Per depth [n_d, H]: the strategy's probability of the action into each node (`played` or
+    regret matching)."""
+    if played is None:
+      played = [
+        _edge_strategy(tree, jnp.maximum(rule.matched_regret(regret, rule_state), 0), d + 1)
+        for d, (regret, rule_state) in enumerate(zip(regrets, rule_states, strict=True))
+      ]
+    return [all_rows(tree, e, d) for d, e in enumerate(played, 1)]
+
+  def step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
+    """One iteration, and each player's counterfactual values at the root [2, H] in it (those of its
+    own update's pass); `played` (per depth [e_d, H] edge probabilities in the state's layout, or
+    None) replaces the strategy that regret matching gives, for warm starts."""
+    if game.blocks is not None:
+      return blocked_step(state, game, played)
+    tree, spot = game.tree, game.spot
+    t, keep = clock(state, spot)
+    parts = tuple(list(x) for x in state[1:])
+    folds_of = functools.partial(subgame_module.terminal_values, game)
+    roots = [None, None]
+    for players in groups:
+      edge = edges_of(tree, parts[0], parts[2], played)
+      reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
+      values = half(tree, edge, reach, players, players == groups[0], folds_of, None, parts, t, keep)
+      for player, value in zip(players, values, strict=True):
+        roots[player] = value[0]
+    return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
+
+  def blocked_step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
+    """`step` on a blocked turn tree: the turn street's passes, and between them its river part one
+    block (river card) at a time (`over_blocks`)."""
+    blocks, spot = game.blocks, game.spot
+    upper, forest = blocks.upper, blocks.forest
+    t, keep = clock(state, spot)
+    split = len(upper.level_sizes) - 1
+    upper_parts = tuple(list(x[:split]) for x in state[1:])
+    forest_parts = tuple(tuple(x[split:]) for x in state[1:])
+    upper_played = forest_played = None
+    if played is not None:
+      upper_played, forest_played = played[:split], tuple(played[split:])
+    upper_folds = functools.partial(subgame_module.terminal_values, Subgame(upper, spot))
+    inputs = (forest_played, spot.tables, blocks.block_card)  # per block, beside its state parts
+    roots = [None, None]
+    for players in groups:
+      first = players == groups[0]
+      edge = edges_of(upper, upper_parts[0], upper_parts[2], upper_played)
+      # The second half of alternating updates (IP's) needs OOP's reach alone: the weights took both
+      # players' reaches in the first.
+      slots = 1 if players == (1,) else 2
+      reach = _top_down(upper, edge, spot.ranges[None, :slots], None)  # its chance nodes are leaves
+      chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
+
+      def one_block(args, players=players, first=first, chance_reach=chance_reach):
+        (regrets, weights, rule_states), block_played, tables, card = args
+        parts = (list(regrets), list(weights), list(rule_states))
+        mask = spot.card_mask[card]  # the hands that do not hold the river card
+        edge = edges_of(forest, parts[0], parts[2], block_played)
+        reach = _top_down(forest, edge, take(chance_reach, blocks.root_chance) * mask, None)
+        folds_of = _block_terminals(forest, spot, tables, mask)
+        values = half(forest, edge, reach, players, first, folds_of, None, parts, t, keep)
+        return tuple(tuple(x) for x in parts), jnp.stack(values)
+
+      shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
+      forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype)
+      chance = lambda player, summed=summed, players=players: (
+        take(summed[players.index(player)], blocks.chance_root) * upper.chance_weight[:, None]
+      )
+      values = half(upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)
+      for player, value in zip(players, values, strict=True):
+        roots[player] = value[0]
+    fields = (tuple(u) + tuple(f) for u, f in zip(upper_parts, forest_parts, strict=True))
+    return SubgameState(t, *fields), jnp.stack(roots)
+
+  def update(state: SubgameState, game: Subgame) -> SubgameState:
+    return step(state, game, None)[0]
+
+  def warm_start(state: SubgameState, game: Subgame, policy: jax.Array, iterations) -> SubgameState:
+    played = rows_to_state(game, policy)
+    return jax.lax.fori_loop(0, iterations, lambda _, s: step(s, game, played)[0], state)
+
+  solver = Solver(
+    init,
+    update,
+    current_policy,
+    average_policy,
+    name=algorithm,
+    hyperparameters={'alternating': alternating, **config},
+    evaluate_average=_evaluate_state,
+  )
+  return solver, warm_start, step
+
+
+# Safe re-solving: a gadget lets the opponent choose its hands at the root.
+
+GADGETS = defaults.GADGETS
+
+
+@dataclasses.dataclass(frozen=True)
+class SafeSubgame:
+  """A subgame to re-solve safely: `game` (its ranges: the player's own, and the opponent's prior for
+  the Resolve gadget), the `opponent`'s tree player, and `alternatives` [H]: the counterfactual value
+  each of the opponent's hands can have instead of entering the subgame (`safe_subgame`: its best
+  response to the strategy being replaced, e.g. the blueprint's). Solved by `safe_subgame_solver`."""
+
+  game: Subgame
+  alternatives: jax.Array  # [H] the opponent's counterfactual values, in the units of `game`'s values
+  opponent: jax.Array  # [] int32: the tree player (0 OOP, 1 IP) whose root reach the gadget chooses
+
+  num_players = 2
+  tree = property(lambda self: self.game.tree)
+  large_blocks = property(lambda self: self.game.large_blocks)
+  classic_emitters = property(lambda self: self.game.classic_emitters)
+  spot = property(lambda self: self.game.spot)
+  dtype = property(lambda self: self.game.dtype)
+  num_hands = property(lambda self: self.game.num_hands)
+  name = property(lambda self: self.game.name)
+  info = property(lambda self: self.game.info)
+  num_infosets = property(lambda self: self.game.num_infosets)
+  num_histories = property(lambda self: self.game.num_histories)
+
+  def evaluate_profile(self, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`game`'s (the prior ranges')."""
+    return self.game.evaluate_profile(policy)
+
+
+jax.tree_util.register_dataclass(
+  SafeSubgame, data_fields=['game', 'alternatives', 'opponent'], meta_fields=[]
+)
+
+
+def alternatives(game: Subgame, replaced: jax.Array, opponent: int) -> jax.Array:
+  """[H] the `opponent`'s alternatives: the counterfactual values at the root of its best response to
+  `replaced` [D, A, H] (the strategy the re-solve replaces) for each of its hands. A re-solve that
+  keeps every hand at or below these is no more exploitable in this subgame than `replaced` (Burch,
+  Johanson & Bowling 2014; Moravcik et al. 2016)."""
+  reach = subgame_module.reach_probabilities(game, replaced)
+  return subgame_module.counterfactual_values(game, replaced, reach, opponent, best_response=True)[0]
+
+
+def safe_subgame(game: Subgame, replaced: jax.Array, opponent: int) -> SafeSubgame:
+  """`game` to re-solve safely against `replaced` [D, A, H] (`alternatives`, compiled per tree shape)
+  for the `opponent` (0 or 1)."""
+  values = _alternatives_program()(game, replaced, int(opponent))
+  return SafeSubgame(game, values, jnp.asarray(opponent, jnp.int32))
+
+
+@functools.cache
+def _alternatives_program():
+  """`alternatives`, jitted (it returns an array: a jitted function that returned a game would carry the
+  first traced game's static fields, such as its tree's `TreeInfo`, which compare equal across shapes).
+  XLA's default options on every street: with the river's (`backend.compiler_options`), a search
+  river tree's alternatives took 0.73 against 0.66 ms on a 2-core CPU (alternating, 15 rounds)."""
+  return jax.jit(alternatives, static_argnums=2)
+
+
+class SafeState(NamedTuple):
+  """The subgame solver's state and the gadget's regrets."""
+
+  inner: SubgameState
+  gadget_regret: jax.Array  # [2, H]: Resolve's (enter, take the alternative); Maxmargin's row 0 per hand
+
+
+def safe_subgame_solver(algorithm: str = defaults.ALGORITHM, gadget: str = 'maxmargin', **hyperparameters):
+  """A public-tree solver of `SafeSubgame`s (`subgame_solver(algorithm, **hyperparameters)` inside)
+  whose root is preceded by a gadget in which the opponent picks its reach at the root, hand by hand,
+  against the alternatives; the player's own range is the game's. Regret matching with floored regrets
+  (CFR+'s rule) solves the gadget.
+
+  - 'resolve' (Burch et al. 2014): each of the opponent's hands, weighted by its prior range, enters
+    or takes its alternative. At equilibrium no hand gets more than its alternative; below that the
+    re-solve plays for the prior's hands.
+  - 'maxmargin' (Moravcik et al. 2016): the opponent picks the hands (any distribution) whose gain,
+    value over the alternative per unit of the player's compatible range, is largest, so the re-solve
+    maximises the smallest margin (minus the gain) over all the opponent's hands, whatever the prior.
+
+  Its policies are the subgame's [D, A, H]; the opponent's average is the gadget's mix, not a
+  strategy to play."""
+  if gadget not in GADGETS:
+    raise ValueError(f'gadget must be one of {", ".join(GADGETS)}, got {gadget!r}')
+  inner, _, step = _build(algorithm, hyperparameters)
+
+  def init(game: SafeSubgame, key: jax.Array | None = None) -> SafeState:
+    return SafeState(inner.init(game.game, key), jnp.zeros((2, game.num_hands), game.dtype))
+
+  def masses(game: SafeSubgame) -> jax.Array:
+    """[H] the player's range on the hands that share no card with each of the opponent's."""
+    spot = game.game.spot
+    own = jnp.where(game.opponent == 0, spot.ranges[1], spot.ranges[0])
+    return showdown.compatible_mass(spot.hands, own[None])[0]
+
+  def entering(state: SafeState, game: SafeSubgame) -> tuple[jax.Array, jax.Array]:
+    """(the opponent's reach at the root [H], the gadget's strategy: the share entering [H])."""
+    spot, regret = game.game.spot, jnp.maximum(state.gadget_regret, 0)
+    if gadget == 'maxmargin':
+      total = regret[0].sum()
+      share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 1 / game.num_hands)
+      mass = masses(game)
+      return jnp.where(mass > 0, share / jnp.where(mass > 0, mass, 1), 0), share
+    total = regret.sum(0)
+    share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 0.5)
+    return spot.ranges[game.opponent] * share, share
+
+  def with_reach(game: SafeSubgame, reach: jax.Array) -> Subgame:
+    spot = game.game.spot
+    ranges = spot.ranges.at[game.opponent].set(reach.astype(spot.ranges.dtype))
+    return dataclasses.replace(game.game, spot=dataclasses.replace(spot, ranges=ranges))
+
+  def update(state: SafeState, game: SafeSubgame) -> SafeState:
+    reach, share = entering(state, game)
+    next_inner, roots = step(state.inner, with_reach(game, reach), None)
+    value, alternative = roots[game.opponent], game.alternatives
+    if gadget == 'maxmargin':
+      mass = masses(game)
+      gain = jnp.where(mass > 0, (value - alternative) / jnp.where(mass > 0, mass, 1), 0)  # -margin
+      regret = jnp.stack([gain - (share * gain).sum(), jnp.zeros_like(gain)])
+    else:
+      mixed = share * value + (1 - share) * alternative
+      regret = jnp.stack([value - mixed, alternative - mixed])
+    return SafeState(next_inner, jnp.maximum(state.gadget_regret + regret, 0))
+
+  def current_policy(state: SafeState, game: SafeSubgame) -> jax.Array:
+    return inner.current_policy(state.inner, game.game)
+
+  def average_policy(state: SafeState, game: SafeSubgame) -> jax.Array:
+    return inner.average_policy(state.inner, game.game)
+
+  return Solver(
+    init,
+    update,
+    current_policy,
+    average_policy,
+    name=f'{algorithm}+{gadget}',
+    hyperparameters={**inner.hyperparameters, 'gadget': gadget},
+  )

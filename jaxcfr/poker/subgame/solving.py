@@ -1,0 +1,288 @@
+"""Solving one hold'em spot, as a library call and as the `jaxcfr subgame` command uses it.
+
+    from jaxcfr.poker import solving
+    spot = solving.SpotSpec(board='Td9d6hQc3s', pot=200, stack=900,
+                          ranges=('66+,A8s+,A5s-A4s,AJo+,KQo,QTs+:0.5', 'QQ-22,AQs-A2s,ATo+,K5s+'))
+    result = solving.solve(spot, target_pct=0.5)
+    result.exploitability_pct, result.ev, result.equity
+    result.policy                     # [D, A, H] average strategy
+    solving.root_summary(result)      # the first decision's strategy by hand class
+
+Exploitability is reported as postflop solvers do: the mean of the two players' best-response
+gains, in chips per deal and in % of the starting pot. EVs are each player's expected share of the
+starting pot (they sum to the pot); equity is the share of the pot each would win if both checked
+down from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr import memory, outputs, training
+from jaxcfr.poker import defaults
+from jaxcfr.poker.rules import cards, ranges
+from jaxcfr.poker.rules.cards import PokerInputError
+from jaxcfr.poker.subgame import game as subgame
+from jaxcfr.poker.subgame import showdown, tree
+from jaxcfr.poker.subgame.solver import subgame_solver
+
+STRATEGY_FORMAT = 'jaxcfr-subgame-strategy'
+
+
+@dataclasses.dataclass(frozen=True)
+class SpotSpec:
+  """A spot as a user types it: board, pot and effective stack in chips, ranges in range notation,
+  bet sizes in postflop-solver's syntax (the same on every street; `donk` for OOP's turn and river
+  leads after IP's aggression)."""
+
+  board: str
+  pot: int
+  stack: int
+  ranges: tuple[str, str]  # OOP, IP
+  bets: str = defaults.BETS
+  raises: str = defaults.RAISES
+  donk: str | None = None
+  raise_cap: int | None = None
+  force_all_in: float = defaults.FORCE_ALL_IN
+  num_ranks: int = 13
+  num_suits: int = 4
+
+  def deck(self) -> cards.Deck:
+    return cards.Deck(self.num_ranks, self.num_suits)
+
+  def config(self) -> tree.TreeConfig:
+    board = cards.parse_board(self.board, self.deck())
+    street = {3: 1, 4: 2, 5: 3}[len(board)]
+    sizes = tree.street_sizes(self.bets, self.raises, self.donk)
+    return tree.TreeConfig(
+      street, self.pot, self.stack, (sizes,) * 3, self.raise_cap, self.force_all_in, self.deck().size
+    )
+
+  def build(self, dtype=jnp.float32, max_bytes: int | None = defaults.MAX_BYTES) -> subgame.Subgame:
+    """The subgame; `PokerInputError` with one line for bad input, or for a tree whose solve would
+    need more than `max_bytes` of memory (None: no limit), before any array is made."""
+    deck = self.deck()
+    board = cards.parse_board(self.board, deck)
+    config = self.config()
+    if max_bytes is not None:
+      counts = tree.describe(config)
+      hands = len(cards.hand_indices(deck, board))
+      need = estimated_bytes(counts, hands, dtype)
+      if need > max_bytes:
+        raise PokerInputError(
+          f"this spot's tree has {counts['nodes']:,} public nodes x {hands:,} hands: solving it needs about "
+          f'{need / 2**30:.1f} GiB, over the limit of {max_bytes / 2**30:.1f} GiB (--max-memory); '
+          'use fewer bet sizes, a raise cap, or a later street'
+        )
+    weights = []
+    for name, text in zip(('OOP', 'IP'), self.ranges, strict=True):
+      parsed = ranges.parse_range(text, deck)
+      ranges.check_range(ranges.range_on_board(parsed, deck, board), f'the {name}')
+      weights.append(parsed)
+    game = subgame.build_subgame(config, board, weights, deck, dtype)
+    if float(subgame.normalizer(game)) <= 0:
+      raise PokerInputError('the two ranges have no pair of hands without a card in common')
+    return game
+
+
+# Bytes a solve holds per (node + decision node x action) and hand, per byte of the float type:
+# measured on the turn benchmark spot (peak resident memory less JAX's own, 1.3 GB for
+# (10,816 + 7,101) x 1,128 float32 numbers), with room for the level arrays XLA keeps alive.
+_BYTES_FACTOR = 16
+
+
+def estimated_bytes(counts: dict, num_hands: int, dtype=jnp.float32) -> int:
+  """About how much memory solving a tree with these counts (`tree.describe`) takes."""
+  cells = counts['decision_nodes'] * counts['max_actions'] + counts['nodes']
+  return int(_BYTES_FACTOR * cells * num_hands * jnp.dtype(dtype).itemsize)
+
+
+@dataclasses.dataclass
+class SubgameResult:
+  game: subgame.Subgame
+  policy: jax.Array  # [D, A, H] average strategy
+  algorithm: str
+  iterations: int
+  seconds: float  # solving only (the average policies of the checks included)
+  jit_seconds: float
+  evaluation_seconds: float  # one exact evaluation
+  policy_seconds: float  # producing the checks' average policies (in `seconds`)
+  check_seconds: float  # the checks' exact evaluations during the solve (not in `seconds`)
+  exploitability: float  # chips per deal
+  exploitability_pct: float  # of the starting pot
+  ev: list  # [2] expected share of the starting pot, chips
+  equity: list  # [2]
+  memory_bytes: int
+  curve: list  # {iteration, seconds, exploitability, exploitability_pct}
+
+
+def equities(game: subgame.Subgame) -> jax.Array:
+  """[2] each player's share of the pot if both checked down from the starting board (ties split)."""
+  spot, info = game.spot, game.tree.info
+  boards = len(info.river_keys)
+  to_come = len(info.river_keys[0]) if boards else 0
+  left = spot.remaining.shape[0] - 4  # cards that can come, given both hands
+  chance = 1 / math.comb(left, to_come)
+  out = []
+  for p in range(2):
+    opponent = jnp.broadcast_to(spot.ranges[1 - p], (boards, game.num_hands)) * spot.river_mask
+    difference = showdown.showdown_difference(spot.tables, opponent[..., None])[..., 0]  # [R, H]
+    mass = showdown.compatible_mass(spot.hands, opponent)
+    share = ((mass + difference) / 2 * spot.river_mask).sum(0) * chance  # [H]
+    out.append((spot.ranges[p] * share).sum())
+  return jnp.stack(out) / subgame.normalizer(game)
+
+
+def solve(
+  spec: SpotSpec | subgame.Subgame,
+  algorithm: str = defaults.ALGORITHM,
+  *,
+  target_pct: float | None = defaults.TARGET_PCT,
+  iterations: int | None = None,
+  seconds: float | None = None,
+  eval_every: int = defaults.EVAL_EVERY,
+  dtype=jnp.float32,
+  on_progress: Callable | None = None,
+  **hyperparameters,
+) -> SubgameResult:
+  """Solves a spot until its exploitability is at most `target_pct` % of the pot (checked every
+  `eval_every` iterations), or `iterations` (default 1,000 when only a target is given), or
+  `seconds` of solving."""
+  game = spec.build(dtype) if isinstance(spec, SpotSpec) else spec
+  pot = game.tree.info.config.pot
+  if iterations is None and seconds is None:
+    iterations = defaults.MAX_ITERATIONS
+  solver = subgame_solver(algorithm, **hyperparameters)
+  target = None if target_pct is None else target_pct / 100 * pot
+  result = training.train(
+    game, solver, iterations=iterations, seconds=seconds, eval_every=eval_every, target=target,
+    on_progress=on_progress, warm_up=True,
+  )  # fmt: skip
+  values = np.asarray(result.values)
+  return SubgameResult(
+    game=game,
+    policy=result.policy,
+    algorithm=solver.name,
+    iterations=result.iterations,
+    seconds=result.seconds,
+    jit_seconds=result.jit_seconds,
+    evaluation_seconds=result.evaluation_seconds,
+    policy_seconds=result.policy_seconds,
+    check_seconds=result.check_seconds,
+    exploitability=result.exploitability,
+    exploitability_pct=100 * result.exploitability / pot,
+    ev=[float(v + pot / 2) for v in values],
+    equity=[float(e) for e in jax.device_get(equities(game))],
+    memory_bytes=memory.nbytes(result.state) + memory.nbytes(game),
+    curve=[{**point, 'exploitability_pct': 100 * point['exploitability'] / pot} for point in result.curve],
+  )
+
+
+def root_summary(result: SubgameResult) -> list[tuple[str, float, dict]]:
+  """The first decision (OOP's) by hand class: (class, range weight, {action: probability})."""
+  game = result.game
+  info = game.tree.info
+  labels = info.nodes[info.decisions[0]].labels
+  policy = np.asarray(result.policy[0])[: len(labels)]  # [A, H]
+  weights = np.asarray(game.spot.ranges[0])
+  classes = ranges.class_of_hands(np.asarray(game.spot.hands))
+  rows = []
+  for c in np.unique(classes[weights > 0]):
+    members = (classes == c) & (weights > 0)
+    total = weights[members].sum()
+    mix = (policy[:, members] * weights[members]).sum(1) / total
+    rows.append((ranges.HAND_CLASSES[c], float(total), dict(zip(labels, map(float, mix), strict=True))))
+  rows.sort(key=lambda row: -_strength(row[0]))
+  return rows
+
+
+def _strength(name: str) -> float:
+  """Orders hand classes as a range chart reads: pairs high to low, then by high card and kicker."""
+  order = cards.RANKS
+  high, low = order.index(name[0]), order.index(name[1])
+  pair = name[0] == name[1]
+  return 1000 * pair + 20 * high + low + 0.5 * name.endswith('s')
+
+
+def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
+  """The result as JSON holds it."""
+  payload = {
+    'exploitability': result.exploitability,
+    'exploitability_pct': result.exploitability_pct,
+    'iterations': result.iterations,
+    'seconds': result.seconds,
+    'jit_seconds': result.jit_seconds,
+    'evaluation_seconds': result.evaluation_seconds,
+    'check_seconds': result.check_seconds,
+    'algorithm': result.algorithm,
+    'ev': {'oop': result.ev[0], 'ip': result.ev[1]},
+    'equity': {'oop': result.equity[0], 'ip': result.equity[1]},
+    'memory_bytes': result.memory_bytes,
+    'hands': result.game.num_hands,
+    'nodes': result.game.tree.num_nodes,
+    'decision_nodes': result.game.tree.num_decisions,
+    'curve': result.curve,
+  }
+  if spec is not None:
+    payload['spot'] = dataclasses.asdict(spec)
+  return payload
+
+
+def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> None:
+  """The full strategy as a compressed NumPy archive: `probabilities` [D, A, H] (float32, the
+  tree's decision nodes without padding),
+  `hands` [H, 2] card ids, `ranges` [2, H], and `metadata` (JSON: for each decision row its player,
+  line of actions and action labels; the board and pot). Written atomically; never over a file
+  jaxcfr did not write."""
+  game = result.game
+  info = game.tree.info
+  remaining = [cards.card_text(int(c)) for c in np.asarray(game.spot.remaining)]
+  rows = [r for r, i in enumerate(info.decisions) if i >= 0]  # without the padding rows
+  width = max(len(info.nodes[info.decisions[r]].labels) for r in rows)
+
+  def named(label: str) -> str:
+    return f'deal {remaining[int(label.split()[1])]}' if label.startswith('deal ') else label
+
+  metadata = {
+    'format': STRATEGY_FORMAT,
+    'board': [cards.card_text(int(c)) for c in np.asarray(game.spot.board)],
+    'pot': info.config.pot,
+    'stack': info.config.stack,
+    'algorithm': result.algorithm,
+    'iterations': result.iterations,
+    'exploitability_pct': result.exploitability_pct,
+    'nodes': [
+      {
+        'player': ('oop', 'ip')[info.nodes[i].player],
+        'line': [named(label) for label in info.line(i)],
+        'actions': list(info.nodes[i].labels),
+      }
+      for i in (info.decisions[r] for r in rows)
+    ],
+  }
+  arrays = {
+    'probabilities': np.asarray(result.policy, np.float32)[rows, :width],
+    'hands': np.asarray(game.spot.hands),
+    'ranges': np.asarray(game.spot.ranges, np.float32),
+    'metadata': np.frombuffer(json.dumps(metadata).encode(), np.uint8),
+  }
+  outputs.write_file(
+    path, lambda file: np.savez_compressed(file, **arrays), force=force, what='--strategy-out'
+  )
+
+
+def load_strategy(path: str) -> tuple[dict, dict]:
+  """(metadata, arrays) of a file `save_strategy` wrote."""
+  with np.load(path) as archive:
+    arrays = {name: archive[name] for name in archive.files}
+  metadata = json.loads(arrays.pop('metadata').tobytes())
+  if metadata.get('format') != STRATEGY_FORMAT:
+    raise ValueError(f'{path!r} is not a subgame strategy written by jaxcfr')
+  return metadata, arrays

@@ -1,0 +1,160 @@
+"""`jaxcfr blueprint train` end to end on stand-in tables (full-size tables of a few buckets, written
+in a second: building real ones takes minutes), and one clear line with exit status 2 for bad input."""
+
+import json
+
+import numpy as np
+import pytest
+from test_cli import run_cli
+
+import abstractions
+from abstractions.isomorphism import hand_indexer
+from jaxcfr.poker.blueprint import files, policy
+from jaxcfr.poker.blueprint import tree as tree_lib
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.cards import FULL_DECK
+
+
+@pytest.fixture(scope='module')
+def tables(tmp_path_factory):
+  """A table directory `jaxcfr abstract` could have written: buckets (3, 2, 2, 2), by class parity."""
+  directory = str(tmp_path_factory.mktemp('tables') / 'small')
+  sizes = (3, 2, 2, 2)
+  arrays = {'preflop': (np.arange(169) % 3).astype(np.uint8)}
+  for street, k in zip(('flop', 'turn', 'river'), sizes[1:], strict=True):
+    arrays[street] = (np.arange(hand_indexer(street).size) % k).astype(np.uint8)
+  abstractions.save(arrays, {'buckets': list(sizes)}, directory)
+  return directory
+
+
+def train(tables, tmp_path, *extra):
+  out = tmp_path / 'blueprint.npz'
+  args = (
+    'blueprint',
+    'train',
+    '--abstraction',
+    tables,
+    '--iterations',
+    '2',
+    '--batch-size',
+    '32',
+    '--out',
+    str(out),
+  )
+  return (*run_cli(*args, *extra), out)
+
+
+@pytest.mark.slow
+def test_train_writes_a_blueprint_the_policy_reads(tables, tmp_path):
+  checkpoint = tmp_path / 'run'
+  code, out, err, path = train(
+    tables, tmp_path, '--checkpoint', str(checkpoint), '--json', str(tmp_path / 'r.json')
+  )
+  assert code == 0, err
+  assert 'bets small (3,746 nodes, 1,496 decision nodes), buckets 3/2/2/2' in out
+  report = json.loads((tmp_path / 'r.json').read_text())
+  assert (
+    report['iterations'] == 2 and report['traversals'] == 2 * 2 * 32 and report['traversals_per_second'] > 0
+  )
+  assert report['table_bytes'] == 2 * 1496 * 3 * 4 * 4 and report['decision_nodes'] == 1496
+  metadata = files.read_metadata(str(path))
+  assert (
+    metadata['bets_preset'] == 'small'
+    and metadata['abstraction_fingerprint'] == abstractions.load(tables).fingerprint
+  )
+  assert metadata['iterations'] == 2 and metadata['rules'] == {
+    'small_blind': 50,
+    'big_blind': 100,
+    'stack': 20_000,
+  }
+  bot = policy.load_policy(str(path))  # the tables found where training read them
+  state = nlhe.deal(0, 64)
+  actions, probabilities = bot.strategy(state, state.hole[:, :1])
+  np.testing.assert_allclose(probabilities.sum(-1), 1, atol=1e-9)
+  assert nlhe.is_legal(state, actions.kind[:, 1], actions.amount[:, 1]).all()
+  # Resuming to 4 iterations continues the checkpoint; another bet preset is refused.
+  resume = ('--checkpoint', str(checkpoint), '--resume', '--force')
+  code, out, err, _ = train(tables, tmp_path, *resume, '--iterations', '4')
+  assert code == 0, err
+  assert 'resumed from' in out and files.read_metadata(str(path))['iterations'] == 4
+  code, out, err, _ = train(tables, tmp_path, *resume, '--bets', 'default')
+  assert code == 2 and err.count('\n') == 1 and 'Traceback' not in err
+  assert "belongs to another run: it has bets 'small' (this run: 'default')" in err
+
+
+@pytest.mark.parametrize(
+  'change,message',
+  [
+    (('--abstraction', '/nonexistent/tables'), 'no abstraction tables in /nonexistent/tables'),
+    (('--iterations', '0'), 'must be positive'),
+    (('--resume',), '--resume needs --checkpoint DIR'),
+    (('--batch-size', '0'), 'batch_size must be a positive integer'),
+    (('--out', '/nonexistent/dir/x.npz'), "directory '/nonexistent/dir' does not exist"),
+    (('--out', 'x.json'), 'must name a NPZ file'),
+    (('--devices', '3', '--batch-size', '32'), 'must be a multiple of the device count 3'),
+  ],
+)
+def test_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):
+  args = [
+    'blueprint',
+    'train',
+    '--abstraction',
+    tables,
+    '--iterations',
+    '2',
+    '--out',
+    str(tmp_path / 'b.npz'),
+  ]
+  for flag, value in zip(change[::2], [*change[1::2], None], strict=False):
+    if flag in args and value is not None:
+      args[args.index(flag) + 1] = value
+    else:
+      args += [flag] if value is None else [flag, value]
+  code, out, err = run_cli(*args)
+  assert code == 2 and message in err and 'Traceback' not in err, err
+  assert not (tmp_path / 'b.npz').exists()
+
+
+def test_a_file_that_is_not_ours_is_refused_before_training(tables, tmp_path):
+  mine = tmp_path / 'mine.npz'
+  mine.write_text('my own data')
+  code, _, err, _ = train(tables, tmp_path, '--out', str(mine), '--force')
+  assert code == 2 and 'was not written by jaxcfr' in err
+  assert mine.read_text() == 'my own data'
+
+
+def test_tables_that_do_not_match_their_fingerprint_are_refused(tables, tmp_path):
+  metadata = json.loads(open(f'{tables}/metadata.json').read())
+  broken = tmp_path / 'broken'
+  broken.mkdir()
+  (broken / 'metadata.json').write_text(json.dumps({**metadata, 'fingerprint': '0' * 64}))
+  (broken / 'tables.npz').symlink_to(f'{tables}/tables.npz')
+  code, _, err, _ = train(str(broken), tmp_path)
+  assert code == 2 and 'do not match the fingerprint' in err
+
+
+def test_the_policy_buckets_by_the_tables_and_the_visible_board(tables, tmp_path):
+  """A blueprint on real tables: each query reads the cell of the tables' bucket of the hole pair and
+  the board shown so far (the dealt but unseen cards would change it)."""
+  tree = tree_lib.build_tree('small')
+  abstraction = abstractions.load(tables)
+  rng = np.random.default_rng(0)
+  values = rng.random((tree.num_decisions, 3, tree.num_actions)) * tree.legal[:, None, :]
+  metadata = files.metadata_for(
+    tree, bets_name='small', deck=FULL_DECK, board_cards=(0, 3, 1, 1), buckets=(3, 2, 2, 2),
+    abstraction_fingerprint=abstraction.fingerprint, abstraction_path=tables,
+  )  # fmt: skip
+  path = str(tmp_path / 'random.npz')
+  files.save_blueprint(path, tree, values / values.sum(-1, keepdims=True), metadata)
+  bot = policy.load_policy(path)
+  state = nlhe.deal(1, 8)
+  for street in range(4):  # check, check to each street
+    holes = state.hole[np.arange(8), state.to_act][:, None, :]
+    node, on_tree = bot.abstract_nodes(state)
+    assert on_tree.all() and (bot.tree.street[node] == street).all()
+    _, probabilities = bot.strategy(state, holes)
+    shown = state.board[:, : (0, 3, 4, 5)[street]]
+    expected = np.asarray(abstraction.bucket(abstractions.STREETS[street], holes[:, 0], shown))
+    rows = bot.tree.decision[node]
+    np.testing.assert_allclose(probabilities[:, 0], bot.blueprint.probabilities[rows, expected], atol=1e-6)
+    state = nlhe.apply(nlhe.apply(state, np.full(8, nlhe.CALL)), np.full(8, nlhe.CALL))
