@@ -174,7 +174,7 @@ def materialise(tree):
   """Returns `tree` unchanged, computed into memory before its consumers run.
 
   XLA:CPU fuses index arithmetic into the gather that consumes it, and the fused
-  loop runs scalar, about 7x slower than computing the indices vectorised first. A
+  loop runs scalar, far slower than computing the indices vectorised first. A
   while loop whose trip count the compiler cannot see (zero at run time) keeps the
   two apart; on other backends it costs one scalar test.
   """

@@ -6,7 +6,7 @@
    eval7, on the same random 7-card hands; disagreements are counted.
 2. Table build times per street for the small profile (budget: 120 s on 2 CPU cores;
    its sampling, per `cli.PROFILE_SETTINGS`, is stated in the tables' metadata) and,
-   with --default, the default 169-200-200-200 profile (about 10 minutes on 2 cores).
+   with --default, the default 169-200-200-200 profile (a far longer build).
 
     python experiments/bench_abstractions.py [--hands 1000000] [--default] [--skip-build]
 

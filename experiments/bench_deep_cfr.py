@@ -56,7 +56,7 @@ before that time), the final NashConv of each, and the first time jaxcfr's
 curve is at or below OpenSpiel's final NashConv, also as a fraction of
 OpenSpiel's total seconds (the project's target: at most 0.2).
 
-    python experiments/bench_deep_cfr.py --seconds kuhn=120,leduc=900   # the README table
+    python experiments/bench_deep_cfr.py --seconds kuhn=120,leduc=900   # the table in docs/benchmarks.md
     python experiments/bench_deep_cfr.py --games kuhn --seconds 60 --only openspiel
     python experiments/bench_deep_cfr.py --only jaxcfr --openspiel-csv experiments/results/openspiel.csv
 """

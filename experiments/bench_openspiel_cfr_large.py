@@ -10,8 +10,8 @@ compile (through the game cache), JIT and OpenSpiel's solver construction (its w
 tree) are reported apart, not timed as iterations.
 
 The check that both solve the same game with the same algorithm: the exploitability of both
-average policies after one iteration from scratch (`pyspiel.exploitability`, float64, takes
-about 30 s here; jaxcfr's own, in `--dtype`). Later iterates part ways by the rounding of exact
+average policies after one iteration from scratch (`pyspiel.exploitability`, float64, slow on
+this game; jaxcfr's own, in `--dtype`). Later iterates part ways by the rounding of exact
 ties (see the comment in `main`; the tests hold jaxcfr's CFR+ to OpenSpiel's iteration for
 iteration on Kuhn and Leduc). `--no-check` skips it.
 

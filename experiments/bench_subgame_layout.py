@@ -1,5 +1,5 @@
 """The public-tree solver's fused per-edge passes against the plain `[D, A, H]` form
-(`tests/subgame_reference.py`, the tests' reference), side by side in one process on the benchmark
+(`tests/oracles/subgame_reference.py`, the tests' reference), side by side in one process on the benchmark
 turn spot (Td9d6hQc, pot 200, stack 900, bets '60%,e,a', raises 2.5x, full ranges, DCFR): CPU
 milliseconds per iteration (process time, all threads), medians of `--repeats` rounds of 10
 iterations, the two alternating.

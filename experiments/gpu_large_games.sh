@@ -29,7 +29,7 @@ set -u
 GAME='openspiel:battleship(board_height=3,board_width=3,ship_sizes=[1;2],ship_values=[1;1],num_shots=2)'
 ITERATIONS=100
 WORKERS=$(nproc)
-TESTS='tests/test_solvers.py tests/test_evaluation.py tests/test_mccfr.py tests/test_determinism.py tests/test_deep_cfr.py'
+TESTS='tests/core/test_solvers.py tests/core/test_evaluation.py tests/core/test_mccfr.py tests/core/test_determinism.py tests/core/test_deep_cfr.py'
 while [ $# -gt 0 ]; do
   case "$1" in
     --game) GAME=$2; shift 2 ;;

@@ -19,12 +19,12 @@
 # The oracle tests need OpenSpiel (they skip without it): carry its wheel as gpu_large_games.sh's
 # header says. Run with timeout_s about 590:
 #   set -o pipefail; bash experiments/gpu_subgames.sh 2>&1 | tee $OUT/gpu_subgames.log
-# On a CPU it runs the same steps (--batch 4 --repeats 1 --tests tests/test_poker_solver.py), which is
+# On a CPU it runs the same steps (--batch 4 --repeats 1 --tests tests/poker/subgame/test_poker_solver.py), which is
 # how it was checked.
 set -u
 BATCH=1000
 REPEATS=3
-TESTS='tests/test_poker_subgame.py tests/test_poker_solver.py tests/test_poker_cli.py'
+TESTS='tests/poker/subgame/test_poker_subgame.py tests/poker/subgame/test_poker_solver.py tests/cli/test_poker_cli.py'
 while [ $# -gt 0 ]; do
   case "$1" in
     --batch) BATCH=$2; shift 2 ;;

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.cli.match import search_streets, whole_number
+from jaxcfr.cli.common import search_streets, whole_number
 from jaxcfr.poker import bots
 from jaxcfr.poker.eval import lbr, match
 from jaxcfr.poker.rules import nlhe

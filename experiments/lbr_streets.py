@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from jaxcfr import backend
-from jaxcfr.cli.match import whole_number
+from jaxcfr.cli.common import whole_number
 from jaxcfr.poker import bots
 from jaxcfr.poker.eval import lbr, match
 from jaxcfr.poker.rules import nlhe

@@ -31,7 +31,7 @@ from jaxcfr.poker.blueprint import load_policy
 from jaxcfr.poker.search import bot as search
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import showdown
-from jaxcfr.poker.subgame.solver import safe_subgame
+from jaxcfr.poker.subgame.resolving import safe_subgame
 
 KINDS = (None, *search.GADGETS)
 

@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.cli.match import positive_seconds, whole_number
+from jaxcfr.cli.common import positive_seconds, whole_number
 from jaxcfr.poker.blueprint import load_policy
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.search import bot as search

@@ -3,8 +3,8 @@
 jaxcfr's solvers run many small array operations (Leduc's are a few thousand
 numbers each). On CPUs, recent XLA versions hand reductions to YNNPACK
 library calls, which cost several times more than XLA's own loops at these
-sizes: keeping YNNPACK to matrix products makes a Leduc CFR+ iteration about
-1.5x faster (and the per-history passes about 1.7x). Pass the options to
+sizes: keeping YNNPACK to matrix products makes a Leduc CFR+ iteration faster
+(and the per-history passes most of all). Pass the options to
 `jax.jit`:
 
     run = jax.jit(jaxcfr.run, static_argnums=0, compiler_options=jaxcfr.compiler_options())
@@ -24,9 +24,8 @@ CACHE_ENV, NO_CACHE_ENV = 'JAXCFR_CACHE_DIR', 'JAXCFR_NO_CACHE'
 _CPU_OPTIONS = {'xla_cpu_experimental_ynn_fusion_type': 'LIBRARY_FUSION_TYPE_DOT'}
 # Programs over large blocks that a CPU runs block by block (a blocked turn subgame): YNNPACK's
 # default library fusions, and XLA:CPU's classic loop emitters instead of its fusion emitters (the
-# iteration program compiles in 3.5 instead of 4.5 s and runs 1.02x faster; the exploitability check
-# compiles in 2.1 instead of 5.1 s, on a 2-core CPU). A whole turn tree's iteration runs 1.01x to
-# 1.04x slower with them, so it keeps XLA's defaults.
+# iteration program compiles faster and runs a little faster; the exploitability check compiles much
+# faster). A whole turn tree's iteration runs a little slower with them, so it keeps XLA's defaults.
 _CPU_LARGE_BLOCK_OPTIONS = {'xla_cpu_use_fusion_emitters': False}
 
 
@@ -34,9 +33,9 @@ def compiler_options(game=None) -> dict[str, str]:
   """Options for `jax.jit(..., compiler_options=...)` on the default backend, for the programs of
   `game` (any game when None). A game whose arrays are large blocks (a turn subgame's [nodes,
   hands] arrays, thousands of numbers per node) says so with a true `large_blocks` attribute and
-  keeps YNNPACK's reductions (a turn subgame's iteration 1.2x faster than without them), with
+  keeps YNNPACK's reductions (a turn subgame's iteration runs faster with them), with
   XLA:CPU's classic emitters where it also has a true `classic_emitters` (a blocked turn tree:
-  `_CPU_LARGE_BLOCK_OPTIONS`); a river subgame's `large_blocks` is false (1.17x faster with
+  `_CPU_LARGE_BLOCK_OPTIONS`); a river subgame's `large_blocks` is false (it runs faster with
   YNNPACK kept to matrix products, as Leduc's tiny arrays)."""
   if jax.default_backend() != 'cpu':
     return {}

@@ -69,9 +69,9 @@ def compile_game(
       histories (None: no limit).
     progress: called as `progress(depth, histories_so_far)` as the walk goes (the deepest depth
       reached so far).
-    workers: processes that walk subtrees (default: the machine's cores); 1, a tree that one
-      process walks in about a second, or a game class defined in `__main__`, walks in this
-      process alone. Workers are fresh interpreters that unpickle `game`.
+    workers: processes that walk subtrees (default: the machine's cores); 1, a tree small enough
+      that one process walks it before workers would start, or a game class defined in `__main__`,
+      walks in this process alone. Workers are fresh interpreters that unpickle `game`.
   """
   game = load_game(game)
   dtype = jnp.dtype(dtype)
@@ -201,50 +201,11 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   """The `CompiledGame` of the top walk and the walks of its frontier's subtrees (in order): the
   per-depth slices are concatenated and infosets and chance distributions numbered in breadth-first
   order of first appearance."""
-  top, below = walks[0], walks[1:]
-  infosets = _Numbering()  # information-state keys -> provisional ids
-  distributions: dict[tuple[float, ...], int] = {}  # chance distributions -> provisional ids
-  depth_consistent = all(w.depth_consistent for w in walks)
-  infoset_maps, distribution_maps = [], []
-  for index, w in enumerate(walks):
-    infoset_maps.append(infosets.add(w, index, name))
-    distribution_maps.append(
-      np.asarray([distributions.setdefault(p, len(distributions)) for p in w.distributions], np.int64)
-    )
-  depth_consistent &= infosets.depth_consistent
-  frontier = len(top.parent) - 1 if below else len(top.parent)  # depths below come from the other walks
-
-  # Per depth: actor, provisional row, parent, slot and utility, concatenated over the walks.
-  player, provisional, parents, slots, utility, pieces = [], [], [], [], [], []
-  for d in range(frontier + max([len(w.parent) for w in below] + [0])):
-    if d < frontier:
-      parts = [(top, infoset_maps[0], distribution_maps[0], d)]
-    else:
-      parts = [(w, infoset_maps[i + 1], distribution_maps[i + 1], d - frontier) for i, w in enumerate(below)]
-      parts = [part for part in parts if part[3] < len(part[0].parent)]
-    player_d = memory.aligned(np.concatenate([w.player[level] for w, _, _, level in parts]), np.int32)
-    row_d = np.concatenate([_rows(w.player[level], w.row[level], i, c, -1, 0) for w, i, c, level in parts])
-    if d <= frontier:
-      parent_d, slot_d = top.parent[d], top.slot[d]
-    else:  # parents are numbered in the concatenation of the depth above
-      level = d - frontier
-      above = [len(w.parent[level - 1]) if level - 1 < len(w.parent) else 0 for w in below]
-      pieces = [
-        (w, offset) for w, offset in zip(below, np.cumsum([0] + above), strict=False) if level < len(w.parent)
-      ]
-      parent_d = np.concatenate([w.parent[level] + offset for w, offset in pieces])
-      slot_d = np.concatenate([w.slot[level] for w, _ in pieces])
-    terminal = player_d == base.TERMINAL_PLAYER
-    utility_d = memory.empty_aligned((len(player_d), num_players), dtype)
-    utility_d.fill(0)
-    utility_d[terminal] = np.concatenate([w.utility[level] for w, _, _, level in parts])
-    player.append(player_d)
-    provisional.append(row_d)
-    parents.append(parent_d)
-    slots.append(slot_d)
-    utility.append(utility_d)
+  infosets, distributions, infoset_maps, distribution_maps, depth_consistent = _number_walks(walks, name)
+  player, provisional, parents, slots, utility = _concatenate(
+    walks, infoset_maps, distribution_maps, num_players, dtype
+  )
   walks.clear()  # the walks' arrays are copied out; free them (the caller's list is this one)
-  del top, below, parts, pieces, w
 
   # Ids in breadth-first order of first appearance (so infosets come out numbered depth by depth).
   infoset_ids = _first_appearance(
@@ -266,40 +227,13 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
   for distribution, c in distributions.items():
     chance_table[distribution_ids[c], : len(distribution)] = distribution
 
-  sizes = tuple(len(p) for p in player)
-  widths = tuple(int(slots[d + 1].max()) + 1 if d + 1 < len(sizes) else 1 for d in range(len(sizes)))
-  row, child, parent = [], [], []
-  for d, (player_d, row_d) in enumerate(zip(player, provisional, strict=True)):
-    row_d = _rows(player_d, row_d, infoset_ids, distribution_ids, num_infosets, num_infosets + 1)
-    child_d = memory.empty_aligned((sizes[d], widths[d]), np.int32)
-    child_d.fill(sizes[d + 1] if d + 1 < len(sizes) else 0)
-    if d + 1 < len(sizes):
-      child_d[parents[d + 1], slots[d + 1]] = np.arange(sizes[d + 1], dtype=np.int32)
-    parent_d = memory.aligned(
-      np.zeros(sizes[d]) if d == 0 else parents[d] * widths[d - 1] + slots[d], np.int32
-    )
-    row.append(row_d)
-    child.append(child_d)
-    parent.append(parent_d)
+  sizes, widths, row, child, parent = _depth_arrays(
+    player, provisional, parents, slots, infoset_ids, distribution_ids, num_infosets
+  )
   del provisional, slots
-  legal_mask = np.zeros((num_infosets, num_actions), bool)
-  max_legal = max([len(legal) for legal in infoset_legal] + [1])
-  legal_actions = np.full((num_infosets, max_legal), num_actions, np.int32)
-  action_slot = np.full((num_infosets, num_actions), max_legal, np.int32)
-  for i, legal in enumerate(infoset_legal):
-    legal_mask[i, list(legal)] = True
-    legal_actions[i, : len(legal)] = legal
-    action_slot[i, list(legal)] = np.arange(len(legal))
-  counts = np.bincount(infoset_depth, minlength=len(sizes))[: len(sizes)]
-  offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
-  members = []
-  if depth_consistent:
-    for d in range(len(sizes)):
-      table = _members(row[d], offsets[d], int(counts[d]), sizes[d])
-      if table is None:
-        members = []
-        break
-      members.append(table)
+  legal_mask, legal_actions, action_slot = _legal_tables(infoset_legal, num_infosets, num_actions)
+  max_legal = legal_actions.shape[1]
+  offsets, members = _member_tables(row, infoset_depth, sizes, depth_consistent)
   info = GameInfo(name, tuple(keys), (num_players, num_actions, sizes, widths, features.shape[1]))
   as_int = lambda arrays: tuple(_device(a, np.int32) for a in arrays)  # noqa: E731
   as_float = lambda arrays: tuple(_device(a, dtype) for a in arrays)  # noqa: E731
@@ -347,6 +281,109 @@ def _assemble(name, num_players, num_actions, dtype, walks: list[walker.Walk], w
       chance_depths=tuple(d for d, player_d in enumerate(player) if np.any(player_d == base.CHANCE_PLAYER)),
       info=info,
     )
+
+
+def _number_walks(walks: list[walker.Walk], name):
+  """Provisional ids, in walk order: (the infosets' `_Numbering`, chance distributions -> id, per walk
+  the ids of its infoset keys and of its distributions, whether every infoset sits at one depth)."""
+  infosets = _Numbering()  # information-state keys -> provisional ids
+  distributions: dict[tuple[float, ...], int] = {}  # chance distributions -> provisional ids
+  depth_consistent = all(w.depth_consistent for w in walks)
+  infoset_maps, distribution_maps = [], []
+  for index, w in enumerate(walks):
+    infoset_maps.append(infosets.add(w, index, name))
+    distribution_maps.append(
+      np.asarray([distributions.setdefault(p, len(distributions)) for p in w.distributions], np.int64)
+    )
+  depth_consistent &= infosets.depth_consistent
+  return infosets, distributions, infoset_maps, distribution_maps, depth_consistent
+
+
+def _concatenate(walks: list[walker.Walk], infoset_maps, distribution_maps, num_players: int, dtype):
+  """Per depth: (actor, provisional row, parent, slot, utility), concatenated over the walks: the top
+  walk's depths down to its frontier, then the frontier's subtrees' side by side."""
+  top, below = walks[0], walks[1:]
+  frontier = len(top.parent) - 1 if below else len(top.parent)  # depths below come from the other walks
+  player, provisional, parents, slots, utility = [], [], [], [], []
+  for d in range(frontier + max([len(w.parent) for w in below] + [0])):
+    if d < frontier:
+      parts = [(top, infoset_maps[0], distribution_maps[0], d)]
+    else:
+      parts = [(w, infoset_maps[i + 1], distribution_maps[i + 1], d - frontier) for i, w in enumerate(below)]
+      parts = [part for part in parts if part[3] < len(part[0].parent)]
+    player_d = memory.aligned(np.concatenate([w.player[level] for w, _, _, level in parts]), np.int32)
+    row_d = np.concatenate([_rows(w.player[level], w.row[level], i, c, -1, 0) for w, i, c, level in parts])
+    if d <= frontier:
+      parent_d, slot_d = top.parent[d], top.slot[d]
+    else:  # parents are numbered in the concatenation of the depth above
+      level = d - frontier
+      above = [len(w.parent[level - 1]) if level - 1 < len(w.parent) else 0 for w in below]
+      pieces = [
+        (w, offset) for w, offset in zip(below, np.cumsum([0] + above), strict=False) if level < len(w.parent)
+      ]
+      parent_d = np.concatenate([w.parent[level] + offset for w, offset in pieces])
+      slot_d = np.concatenate([w.slot[level] for w, _ in pieces])
+    terminal = player_d == base.TERMINAL_PLAYER
+    utility_d = memory.empty_aligned((len(player_d), num_players), dtype)
+    utility_d.fill(0)
+    utility_d[terminal] = np.concatenate([w.utility[level] for w, _, _, level in parts])
+    player.append(player_d)
+    provisional.append(row_d)
+    parents.append(parent_d)
+    slots.append(slot_d)
+    utility.append(utility_d)
+  return player, provisional, parents, slots, utility
+
+
+def _depth_arrays(player, provisional, parents, slots, infoset_ids, distribution_ids, num_infosets: int):
+  """(sizes, widths, and per depth the rows, children and parents of the compiled game) from the
+  concatenated depths and the final ids."""
+  sizes = tuple(len(p) for p in player)
+  widths = tuple(int(slots[d + 1].max()) + 1 if d + 1 < len(sizes) else 1 for d in range(len(sizes)))
+  row, child, parent = [], [], []
+  for d, (player_d, row_d) in enumerate(zip(player, provisional, strict=True)):
+    row_d = _rows(player_d, row_d, infoset_ids, distribution_ids, num_infosets, num_infosets + 1)
+    child_d = memory.empty_aligned((sizes[d], widths[d]), np.int32)
+    child_d.fill(sizes[d + 1] if d + 1 < len(sizes) else 0)
+    if d + 1 < len(sizes):
+      child_d[parents[d + 1], slots[d + 1]] = np.arange(sizes[d + 1], dtype=np.int32)
+    parent_d = memory.aligned(
+      np.zeros(sizes[d]) if d == 0 else parents[d] * widths[d - 1] + slots[d], np.int32
+    )
+    row.append(row_d)
+    child.append(child_d)
+    parent.append(parent_d)
+  return sizes, widths, row, child, parent
+
+
+def _legal_tables(infoset_legal: list, num_infosets: int, num_actions: int):
+  """(legal mask [I, A], legal actions [I, L] padded with A, each action's slot [I, A], L where
+  illegal)."""
+  legal_mask = np.zeros((num_infosets, num_actions), bool)
+  max_legal = max([len(legal) for legal in infoset_legal] + [1])
+  legal_actions = np.full((num_infosets, max_legal), num_actions, np.int32)
+  action_slot = np.full((num_infosets, num_actions), max_legal, np.int32)
+  for i, legal in enumerate(infoset_legal):
+    legal_mask[i, list(legal)] = True
+    legal_actions[i, : len(legal)] = legal
+    action_slot[i, list(legal)] = np.arange(len(legal))
+  return legal_mask, legal_actions, action_slot
+
+
+def _member_tables(row, infoset_depth, sizes, depth_consistent) -> tuple[tuple[int, ...], list]:
+  """(each depth's first infoset id, then the total; per depth the `_members` table of its infosets'
+  histories, or none at all where an infoset spans depths or a table would pad too much)."""
+  counts = np.bincount(infoset_depth, minlength=len(sizes))[: len(sizes)]
+  offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(counts)]))
+  members = []
+  if depth_consistent:
+    for d in range(len(sizes)):
+      table = _members(row[d], offsets[d], int(counts[d]), sizes[d])
+      if table is None:
+        members = []
+        break
+      members.append(table)
+  return offsets, members
 
 
 class _Numbering:

@@ -41,6 +41,7 @@ of arrays, so states vmap, scan and checkpoint like any other pytree.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import NamedTuple
@@ -210,154 +211,182 @@ def _deep_solver(single: bool, **hyperparameters) -> DeepSolver:
   config = _check(hyperparameters)
   if single:
     config = {k: v for k, v in config.items() if not k.startswith('strategy_')}
-  optimizer = optax.adam(config['learning_rate'])
-
-  def network_sizes(game: CompiledGame, layers) -> tuple[int, ...]:
-    return (game.features.shape[-1], *layers, game.num_actions)
-
-  def check_game(game: CompiledGame) -> None:
-    if game.features.shape[-1] == 0:
-      raise ValueError(f'{game.name} has no information-state features; Deep CFR needs them')
-    if game.features.shape[0] != game.num_infosets:
-      raise ValueError(f'features are {game.features.shape}, expected {game.num_infosets} rows')
-
-  def init(game: CompiledGame, key: jax.Array | None = None) -> DeepCFRState:
-    check_game(game)
-    if key is None:
-      raise ValueError('Deep CFR samples traversals and initialises networks from a key: init(game, key)')
-    players = game.num_players
-    key, init_key = jax.random.split(key)
-    sizes = network_sizes(game, config['advantage_layers'])
-    params = tuple(mlp_init(k, sizes) for k in jax.random.split(init_key, players))
-
-    def buffers(capacity):
-      return tuple(reservoir_init(capacity, game.num_actions, game.num_infosets) for _ in range(players))
-
-    return DeepCFRState(
-      iteration=jnp.zeros((), jnp.int32),
-      advantage_params=params,
-      advantage_buffers=buffers(config['advantage_capacity']),
-      strategy_buffers=None if single else buffers(config['strategy_capacity']),
-      average=jnp.zeros(game.legal_mask.shape, game.dtype),
-      advantage_loss=jnp.zeros((players,), jnp.float32),
-      key=key,
-    )
-
-  def player_policy(params, game: CompiledGame) -> jax.Array:
-    """`[I, A]`: one advantage network's regret-matched policy on every infoset."""
-    return advantage_matching(mlp_apply(params, game.features), game.legal_mask)
-
-  def current_policy(state: DeepCFRState, game: CompiledGame, trained=None) -> jax.Array:
-    """`[I, A]`: each player's rows from its own advantage network (uniform where untrained)."""
-    uniform = solvers.normalize_policy(jnp.zeros(game.legal_mask.shape, jnp.float32), game.legal_mask)
-    policy = uniform
-    for p in range(game.num_players):
-      own = player_policy(state.advantage_params[p], game)
-      if trained is not None:
-        own = jnp.where(trained[p], own, uniform)
-      policy = jnp.where((game.infoset_player == p)[:, None], own, policy)
-    return policy.astype(game.dtype)
-
-  def update(state: DeepCFRState, game: CompiledGame) -> DeepCFRState:
-    t = state.iteration + 1
-    players = game.num_players
-    key, *player_keys = jax.random.split(state.key, 1 + players)
-    params, advantage_buffers, strategy_buffers = (
-      state.advantage_params,
-      state.advantage_buffers,
-      state.strategy_buffers,
-    )
-    average, losses = state.average, state.advantage_loss
-    weight = t.astype(jnp.float32)
-    for p in range(players):
-      traverse_key, regret_key, strategy_key, init_key, train_key = jax.random.split(player_keys[p], 5)
-      trained = (t > 1) | (jnp.arange(players) < p)
-      policy = current_policy(state._replace(advantage_params=params), game, trained)
-      samples = mccfr.traversal_samples(
-        game,
-        policy,
-        jnp.zeros_like(policy),
-        traverse_key,
-        p,
-        config['traversals'],
-        scheme='external',
-        exploration=0.0,
-        prune=jnp.asarray(False),
-        prune_probability=0.0,
-        threshold=jnp.zeros((), policy.dtype),
-        no_prune_depths=(),
-      )
-      rows, targets, valid = _by_action(game, samples.regret_rows, samples.regret_values)
-      buffer = reservoir_add(advantage_buffers[p], regret_key, rows, weight, targets, valid)
-      advantage_buffers = _replace(advantage_buffers, p, buffer)
-      if strategy_buffers is not None and samples.average_rows.shape[0]:
-        q = (p + 1) % players
-        rows, targets, valid = _by_action(game, samples.average_rows, samples.average_values)
-        kept = reservoir_add(strategy_buffers[q], strategy_key, rows, weight, targets, valid)
-        strategy_buffers = _replace(strategy_buffers, q, kept)
-      start = params[p]
-      if config['reinitialize']:
-        start = mlp_init(init_key, network_sizes(game, config['advantage_layers']))
-      new, loss = _train(
-        optimizer,
-        start,
-        buffer,
-        game,
-        train_key,
-        config['advantage_steps'],
-        config['advantage_batch_size'],
-        advantage_loss,
-        t,
-      )
-      params = _replace(params, p, new)
-      losses = losses.at[p].set(loss)
-      # SD-CFR's average: iteration t's network weighted by t and by p's own reach.
-      own = jnp.where((game.infoset_player == p)[:, None], player_policy(new, game), policy)
-      _, reach_policy = solvers.player_regrets(game, own.astype(game.dtype), p)
-      average = average + t.astype(game.dtype) * reach_policy
-    return DeepCFRState(t, params, advantage_buffers, strategy_buffers, average, losses, key)
-
-  def strategy_networks(state: DeepCFRState, game: CompiledGame) -> tuple[list, jax.Array]:
-    """Each player's strategy network trained from scratch on its strategy reservoir:
-    `(per-player parameters, [P] final losses)`. Pure: the keys derive from
-    `state.key` without consuming it."""
-    sizes = network_sizes(game, config['strategy_layers'])
-    keys = jax.random.split(jax.random.fold_in(state.key, 1), game.num_players)
-    t = jnp.maximum(state.iteration, 1)
-
-    def one(key, buffer):
-      init_key, train_key = jax.random.split(key)
-      return _train(
-        optimizer,
-        mlp_init(init_key, sizes),
-        buffer,
-        game,
-        train_key,
-        config['strategy_steps'],
-        config['strategy_batch_size'],
-        strategy_loss,
-        t,
-      )
-
-    trained = [one(key, buffer) for key, buffer in zip(keys, state.strategy_buffers, strict=True)]
-    return tuple(params for params, _ in trained), jnp.stack([loss for _, loss in trained])
-
-  def average_policy(state: DeepCFRState, game: CompiledGame) -> jax.Array:
-    if single:
-      return solvers.normalize_policy(state.average, game.legal_mask)
-    params, _ = strategy_networks(state, game)
-    return strategy_policy(params, game)
-
+  deep = DeepConfig(config, optax.adam(config['learning_rate']), single)
   return DeepSolver(
-    init,
-    update,
+    functools.partial(init, deep),
+    functools.partial(update, deep),
     lambda state, game: current_policy(state, game),
-    average_policy,
+    functools.partial(average_policy, deep),
     name='sd-cfr' if single else 'deep-cfr',
     hyperparameters=config,
     costly_policy=not single,  # each average policy trains the strategy networks
-    strategy_networks=None if single else strategy_networks,
+    strategy_networks=None if single else functools.partial(strategy_networks, deep),
   )
+
+
+# The passes of Deep CFR and SD-CFR. Those that take a `DeepConfig` first are bound to it by `_deep_solver`.
+
+
+class DeepConfig(NamedTuple):
+  """What the passes read besides the state and the game."""
+
+  hyperparameters: dict  # validated (`DEFAULTS`' names; SD-CFR's without the strategy network's)
+  optimizer: optax.GradientTransformation  # Adam at the learning rate, for every network
+  single: bool  # SD-CFR: the average is the advantage networks' (`average`), no strategy network
+
+
+def init(deep: DeepConfig, game: CompiledGame, key: jax.Array | None = None) -> DeepCFRState:
+  _check_game(game)
+  if key is None:
+    raise ValueError('Deep CFR samples traversals and initialises networks from a key: init(game, key)')
+  config, players = deep.hyperparameters, game.num_players
+  key, init_key = jax.random.split(key)
+  sizes = _network_sizes(game, config['advantage_layers'])
+  params = tuple(mlp_init(k, sizes) for k in jax.random.split(init_key, players))
+
+  def buffers(capacity):
+    return tuple(reservoir_init(capacity, game.num_actions, game.num_infosets) for _ in range(players))
+
+  return DeepCFRState(
+    iteration=jnp.zeros((), jnp.int32),
+    advantage_params=params,
+    advantage_buffers=buffers(config['advantage_capacity']),
+    strategy_buffers=None if deep.single else buffers(config['strategy_capacity']),
+    average=jnp.zeros(game.legal_mask.shape, game.dtype),
+    advantage_loss=jnp.zeros((players,), jnp.float32),
+    key=key,
+  )
+
+
+def current_policy(state: DeepCFRState, game: CompiledGame, trained=None) -> jax.Array:
+  """`[I, A]`: each player's rows from its own advantage network (uniform where `trained` [P] is
+  False)."""
+  uniform = solvers.normalize_policy(jnp.zeros(game.legal_mask.shape, jnp.float32), game.legal_mask)
+  policy = uniform
+  for p in range(game.num_players):
+    own = player_policy(state.advantage_params[p], game)
+    if trained is not None:
+      own = jnp.where(trained[p], own, uniform)
+    policy = jnp.where((game.infoset_player == p)[:, None], own, policy)
+  return policy.astype(game.dtype)
+
+
+def player_policy(params, game: CompiledGame) -> jax.Array:
+  """`[I, A]`: one advantage network's regret-matched policy on every infoset."""
+  return advantage_matching(mlp_apply(params, game.features), game.legal_mask)
+
+
+def update(deep: DeepConfig, state: DeepCFRState, game: CompiledGame) -> DeepCFRState:
+  """Iteration t: each player in turn traverses, stores its samples and trains its advantage network
+  (`_player_update`)."""
+  t = state.iteration + 1
+  key, *player_keys = jax.random.split(state.key, 1 + game.num_players)
+  weight = t.astype(jnp.float32)
+  for p in range(game.num_players):
+    state = _player_update(deep, state, game, p, player_keys[p], t, weight)
+  return state._replace(iteration=t, key=key)
+
+
+def _player_update(deep: DeepConfig, state: DeepCFRState, game: CompiledGame, p: int, key, t, weight):
+  """Player p's part of iteration t (weight: t as float32): its traversals under the current
+  networks, its regrets into its advantage reservoir and the next player's policies into that
+  player's strategy reservoir, its advantage network's training, and SD-CFR's average."""
+  config, players = deep.hyperparameters, game.num_players
+  traverse_key, regret_key, strategy_key, init_key, train_key = jax.random.split(key, 5)
+  trained = (t > 1) | (jnp.arange(players) < p)
+  policy = current_policy(state, game, trained)
+  samples = mccfr.traversal_samples(
+    game,
+    policy,
+    jnp.zeros_like(policy),
+    traverse_key,
+    p,
+    config['traversals'],
+    scheme='external',
+    exploration=0.0,
+    prune=jnp.asarray(False),
+    prune_probability=0.0,
+    threshold=jnp.zeros((), policy.dtype),
+    no_prune_depths=(),
+  )
+  rows, targets, valid = _by_action(game, samples.regret_rows, samples.regret_values)
+  buffer = reservoir_add(state.advantage_buffers[p], regret_key, rows, weight, targets, valid)
+  strategy_buffers = state.strategy_buffers
+  if strategy_buffers is not None and samples.average_rows.shape[0]:
+    q = (p + 1) % players
+    rows, targets, valid = _by_action(game, samples.average_rows, samples.average_values)
+    kept = reservoir_add(strategy_buffers[q], strategy_key, rows, weight, targets, valid)
+    strategy_buffers = _replace(strategy_buffers, q, kept)
+  start = state.advantage_params[p]
+  if config['reinitialize']:
+    start = mlp_init(init_key, _network_sizes(game, config['advantage_layers']))
+  new, loss = _train(
+    deep.optimizer,
+    start,
+    buffer,
+    game,
+    train_key,
+    config['advantage_steps'],
+    config['advantage_batch_size'],
+    advantage_loss,
+    t,
+  )
+  losses = state.advantage_loss.at[p].set(loss)
+  # SD-CFR's average: iteration t's network weighted by t and by p's own reach.
+  own = jnp.where((game.infoset_player == p)[:, None], player_policy(new, game), policy)
+  _, reach_policy = solvers.player_regrets(game, own.astype(game.dtype), p)
+  return state._replace(
+    advantage_params=_replace(state.advantage_params, p, new),
+    advantage_buffers=_replace(state.advantage_buffers, p, buffer),
+    strategy_buffers=strategy_buffers,
+    average=state.average + t.astype(game.dtype) * reach_policy,
+    advantage_loss=losses,
+  )
+
+
+def strategy_networks(deep: DeepConfig, state: DeepCFRState, game: CompiledGame) -> tuple[list, jax.Array]:
+  """Each player's strategy network trained from scratch on its strategy reservoir:
+  `(per-player parameters, [P] final losses)`. Pure: the keys derive from
+  `state.key` without consuming it."""
+  config = deep.hyperparameters
+  sizes = _network_sizes(game, config['strategy_layers'])
+  keys = jax.random.split(jax.random.fold_in(state.key, 1), game.num_players)
+  t = jnp.maximum(state.iteration, 1)
+
+  def one(key, buffer):
+    init_key, train_key = jax.random.split(key)
+    return _train(
+      deep.optimizer,
+      mlp_init(init_key, sizes),
+      buffer,
+      game,
+      train_key,
+      config['strategy_steps'],
+      config['strategy_batch_size'],
+      strategy_loss,
+      t,
+    )
+
+  trained = [one(key, buffer) for key, buffer in zip(keys, state.strategy_buffers, strict=True)]
+  return tuple(params for params, _ in trained), jnp.stack([loss for _, loss in trained])
+
+
+def average_policy(deep: DeepConfig, state: DeepCFRState, game: CompiledGame) -> jax.Array:
+  if deep.single:
+    return solvers.normalize_policy(state.average, game.legal_mask)
+  params, _ = strategy_networks(deep, state, game)
+  return strategy_policy(params, game)
+
+
+def _network_sizes(game: CompiledGame, layers) -> tuple[int, ...]:
+  return (game.features.shape[-1], *layers, game.num_actions)
+
+
+def _check_game(game: CompiledGame) -> None:
+  if game.features.shape[-1] == 0:
+    raise ValueError(f'{game.name} has no information-state features; Deep CFR needs them')
+  if game.features.shape[0] != game.num_infosets:
+    raise ValueError(f'features are {game.features.shape}, expected {game.num_infosets} rows')
 
 
 def describe(state: DeepCFRState) -> str:

@@ -56,7 +56,7 @@ def exploitability(game: CompiledGame, policy: jax.Array) -> jax.Array:
 # The public functions above check their arguments, then call these jitted
 # bodies: called eagerly, one evaluation compiles once per game shape (and
 # player) and reuses the program, instead of dispatching hundreds of small
-# operations one by one (Leduc's exploitability: 10 s op by op); inside a
+# operations one by one (far slower, even for Leduc); inside a
 # caller's `jit` or `vmap` they nest as any jitted function does. The game is
 # an argument (its sizes are static pytree fields), the player static.
 

@@ -25,7 +25,10 @@ up, each parent slot gathers its child's value.
 
 The batch is split over devices with `shard_map` (data parallel: each device
 samples `B / devices` traversals from its own key, and the increments are
-summed with `psum`), so results depend only on the seed and the device count.
+summed with `psum`), so results depend only on the seed and the device count,
+not on how many processes hold the devices (`jaxcfr.distributed`: the state and
+the game are replicated, each process runs its devices' traversals, and the
+`psum` crosses processes).
 
 Pluribus's refinements are options: discounting (`linear_until`,
 by default always, and `discount_interval`: every `discount_interval` updates, until update
@@ -44,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import algorithms, tree
+from jaxcfr import algorithms, distributed, tree
 from jaxcfr.compiler import CompiledGame
 from jaxcfr.games.base import TERMINAL_PLAYER
 from jaxcfr.protocol import Solver
@@ -114,7 +117,7 @@ def _sampled_solver(
     zeros = jnp.zeros(game.legal_mask.shape, game.dtype)
     state = MCCFRState(jnp.zeros((), jnp.int32), zeros, zeros, key)
     if devices > 1:  # replicated, as `update` returns it, so that one compiled program serves every call
-      state = jax.device_put(state, jax.sharding.NamedSharding(_mesh(devices), jax.sharding.PartitionSpec()))
+      state = distributed.replicate(state, _mesh(devices))  # over every process's devices
     return state
 
   def current_policy(state: MCCFRState, game: CompiledGame) -> jax.Array:
@@ -218,7 +221,10 @@ def _batched_traversals(game, policy, regret, key, player, batch_size, devices, 
 
 def _mesh(devices: int) -> jax.sharding.Mesh:
   return jax.make_mesh(
-    (devices,), ('batch',), devices=jax.devices()[:devices], axis_types=(jax.sharding.AxisType.Auto,)
+    (devices,),
+    ('batch',),
+    devices=distributed.mesh_devices(devices),
+    axis_types=(jax.sharding.AxisType.Auto,),
   )
 
 
@@ -264,10 +270,26 @@ def traversal_samples(
   threshold,
   no_prune_depths: tuple[int, ...],
 ) -> Samples:
-  """One batch of `batch` sampled traversals for `player` under `policy` (see the module docstring)."""
-  dtype = policy.dtype
-  num_infosets, num_slots = game.legal_actions.shape
+  """One batch of `batch` sampled traversals for `player` under `policy` (see the module docstring):
+  top down, the frontiers and what each explored (`_explore`); bottom up, the traverser's values, its
+  regrets and the average's increments (`_collect`)."""
   enumerate_own = scheme == 'external'
+  levels = _explore(
+    game, policy, regret, key, player, batch, enumerate_own, exploration, prune, prune_probability,
+    threshold, no_prune_depths,
+  )  # fmt: skip
+  return _collect(game, levels, player, batch, enumerate_own, policy.dtype)
+
+
+def _explore(
+  game: CompiledGame, policy, regret, key, player: int, batch: int, enumerate_own: bool, exploration,
+  prune, prune_probability, threshold, no_prune_depths,
+) -> list[dict]:  # fmt: skip
+  """Top down: per depth, the frontier of each traversal (`node` [B, M]), each history's row, actor and
+  transition probabilities, the children it explored and where they sit in the next frontier, and
+  (outcome sampling) the reach weights."""
+  dtype = policy.dtype
+  num_slots = game.legal_actions.shape[1]
   widths = game.sampled_widths[player] if enumerate_own else (1,) * game.num_depths
   table = tree.transition_table(game, policy)  # [I + 1 + C, width]: by slot
   regret_slots = tree.to_slots(game, regret)  # [I, L]
@@ -277,7 +299,6 @@ def traversal_samples(
   draws = jax.random.uniform(key, (batch, int(offsets[-1])), dtype)  # [B, 1 + sum_d M_d]
   prune_sample = prune & (draws[:, :1] < prune_probability)  # [B, 1]
 
-  # Top down: frontiers, what each explored, and (outcome sampling) reach weights.
   node = jnp.zeros((batch, 1), jnp.int32)  # [B, M_0]: the root
   own_reach = jnp.ones((batch, 1), dtype)  # traverser's policy product
   others_reach = jnp.ones((batch, 1), dtype)  # chance and opponents
@@ -325,26 +346,38 @@ def traversal_samples(
       own_reach = own_reach * jnp.where(own, taken, 1)
       others_reach = others_reach * jnp.where(own, 1, taken)
       sample_reach = sample_reach * chosen
-    # Pack the explored children into the next frontier, in order: position j belongs to the
-    # frontier history whose running count of explored children first exceeds j, and is its
-    # k-th explored slot.
-    rank = jnp.cumsum(explored, -1)  # [B, M, W]: explored slots up to and including each slot
-    end = jnp.cumsum(rank[..., -1], -1)  # [B, M]: explored children up to each history
-    positions = jnp.arange(widths[d + 1])
-    owner = (end[:, None, :] <= positions[None, :, None]).sum(-1)  # [B, M']
-    valid = owner < end.shape[1]
-    owner = jnp.minimum(owner, end.shape[1] - 1)
-    k = positions - (_take(end, owner) - _take(rank[..., -1], owner))
-    owner_rank = _take(rank, owner[..., None])  # [B, M', W]
-    slot = (owner_rank <= k[..., None]).sum(-1)  # the k-th explored slot of its owner
-    node = _take(child.reshape(batch, -1), owner * width + jnp.minimum(slot, width - 1))
-    node = jnp.where(valid, node, next_size)
-    # Coming back up, (history m, slot w) reads its child's value at this position.
-    level.update(position=jnp.where(explored, end[..., None] - rank[..., -1:] + rank - 1, 0))
+    node, position = _next_frontier(explored, child, widths[d + 1], next_size)
+    level.update(position=position)
     levels.append(level)
+  return levels
 
-  # Bottom up: values of the traverser, then regrets and average increments, gathered over all
-  # depths into one segment sum each (one per depth compiles far slower).
+
+def _next_frontier(explored: jax.Array, child: jax.Array, size: int, next_size: int):
+  """(the next frontier [B, M'] of `size` slots: the `explored` [B, M, W] children `child` [B, M, W],
+  packed in order, `next_size` padding; each (history m, slot w)'s position in it, 0 where unexplored).
+
+  Position j belongs to the frontier history whose running count of explored children first exceeds j,
+  and is its k-th explored slot."""
+  batch, _, width = explored.shape
+  rank = jnp.cumsum(explored, -1)  # [B, M, W]: explored slots up to and including each slot
+  end = jnp.cumsum(rank[..., -1], -1)  # [B, M]: explored children up to each history
+  positions = jnp.arange(size)
+  owner = (end[:, None, :] <= positions[None, :, None]).sum(-1)  # [B, M']
+  valid = owner < end.shape[1]
+  owner = jnp.minimum(owner, end.shape[1] - 1)
+  k = positions - (_take(end, owner) - _take(rank[..., -1], owner))
+  owner_rank = _take(rank, owner[..., None])  # [B, M', W]
+  slot = (owner_rank <= k[..., None]).sum(-1)  # the k-th explored slot of its owner
+  node = _take(child.reshape(batch, -1), owner * width + jnp.minimum(slot, width - 1))
+  node = jnp.where(valid, node, next_size)
+  # Coming back up, (history m, slot w) reads its child's value at this position.
+  return node, jnp.where(explored, end[..., None] - rank[..., -1:] + rank - 1, 0)
+
+
+def _collect(game: CompiledGame, levels: list[dict], player: int, batch: int, enumerate_own: bool, dtype):
+  """Bottom up: values of the traverser, then regrets and average increments, gathered over all
+  depths into one segment sum each (one per depth compiles far slower)."""
+  num_infosets, num_slots = game.legal_actions.shape
   regret_rows, regret_values, average_rows, average_values = [], [], [], []
   next_player = (player + 1) % game.num_players
   value = None
@@ -355,7 +388,6 @@ def traversal_samples(
     if value is None:  # the deepest depth: terminals only
       value = utility
       continue
-    width = game.widths[d]
     explored = level['explored']
     gathered = _take(value, level['position'].reshape(batch, -1)).reshape(explored.shape)
     below = jnp.where(explored, gathered, 0)  # [B, M, W]: the explored children's values

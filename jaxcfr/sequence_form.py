@@ -39,7 +39,7 @@ from jaxcfr.games import base
 # beyond, the game keeps to the passes over histories.
 _MAX_PADDING = 32
 # The cost of one more gather in a pass, in gathered entries: what splitting a level's terminals
-# into buckets of similar width must save in padding (a few microseconds of a CPU's time).
+# into buckets of similar width must save in padding (the fixed cost of one more operation).
 _OVERHEAD = 4096
 
 
@@ -146,6 +146,42 @@ def build(row, player, parent, widths, legal_actions, infoset_player, num_action
   and `widths` as in `CompiledGame`, NumPy), or None when the game lacks perfect
   recall or the padded tables would be too large."""
   num_infosets = len(infoset_player)
+  paths = _paths(
+    row, player, parent, widths, legal_actions, num_infosets, num_actions, num_players, chance_shape
+  )
+  if paths is None:
+    return None
+  parent_edge, history_count, terminal_history, terminal_sequence, terminal_chance = paths
+  num_terminals = len(terminal_sequence)
+  level, ancestors = _own_levels(parent_edge, num_infosets, num_actions)
+  levels, positions = [], []
+  padded, limit = 0, _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096
+  for p in range(num_players):
+    tables = _player_tables(
+      p, infoset_player, level, parent_edge, terminal_sequence, num_actions, limit - padded
+    )
+    if tables is None:
+      return None
+    player_levels, position, size = tables
+    padded += size
+    levels.append(player_levels)
+    positions.append(_int32(position))
+  return SequenceForm(
+    ancestors=_int32(ancestors),
+    parent_edge=_int32(parent_edge),
+    history_count=_int32(history_count),
+    terminal_history=_int32(terminal_history),
+    terminal_edges=_int32(terminal_sequence.reshape(num_terminals, num_players)),
+    terminal_chance=_int32(terminal_chance),
+    levels=tuple(levels),
+    position=tuple(positions),
+  )
+
+
+def _paths(row, player, parent, widths, legal_actions, num_infosets, num_actions, num_players, chance_shape):
+  """One walk down the depths, following each history's path: (each infoset's parent edge [I], its
+  histories [I], and per terminal its history [T], each player's last edge [T, P] and the chance-table
+  entries on its path [T, K] (padded with the table's size)), or None without perfect recall."""
   edges = num_infosets * num_actions  # E
   chance_pad = chance_shape[0] * chance_shape[1]
   starts = np.concatenate([[0], np.cumsum([len(r) for r in row])])
@@ -187,14 +223,21 @@ def build(row, player, parent, widths, legal_actions, infoset_player, num_action
   del sequence, chance_path, chance_count
   if np.any(parent_edge < 0):
     return None
-  terminal_sequence = np.concatenate(terminal_sequence)
   width = max(c.shape[1] for c in terminal_chance)
   terminal_chance = np.concatenate(
     [np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=chance_pad) for c in terminal_chance]
   )
-  num_terminals = len(terminal_sequence)
+  return (
+    parent_edge, history_count, np.concatenate(terminal_history), np.concatenate(terminal_sequence),
+    terminal_chance,
+  )  # fmt: skip
 
-  # Own decision level of each infoset: 0 after the empty sequence, else one more than its parent's.
+
+def _own_levels(parent_edge, num_infosets: int, num_actions: int):
+  """(each infoset's own decision level [I]: 0 after the empty sequence, else one more than its
+  parent's; its ancestors [I, depth - 1]: its parent edge, then that edge's infoset's parent edge, ...,
+  E past the first)."""
+  edges = num_infosets * num_actions
   parent_infoset = np.where(parent_edge < edges, parent_edge // num_actions, -1)
   level = np.zeros(num_infosets, np.int64)
   for _ in range(num_infosets + 1):
@@ -203,7 +246,6 @@ def build(row, player, parent, widths, legal_actions, infoset_player, num_action
       break
     level = updated
   depth = int(level.max(initial=0)) + 1
-  # Each infoset's parent edge, then that edge's infoset's parent edge, ...: depth - 1 at most.
   ancestors = [parent_edge][: depth - 1]
   edge_parent = np.concatenate([parent_edge, [edges]])  # by infoset; the last entry maps E to E
   for _ in range(depth - 2):
@@ -212,60 +254,54 @@ def build(row, player, parent, widths, legal_actions, infoset_player, num_action
       np.where(previous < edges, edge_parent[np.minimum(previous // num_actions, num_infosets)], edges)
     )
   ancestors = np.stack(ancestors, axis=1) if ancestors else np.zeros((num_infosets, 0), np.int64)
+  return level, ancestors
 
-  levels, positions = [], []
-  padded, limit = 0, _MAX_PADDING * num_players * (num_terminals + num_infosets) + 4096
-  for p in range(num_players):
-    mine = infoset_player == p
-    order = [np.nonzero(mine & (level == k))[0] for k in reversed(range(depth))]
-    order = [infosets for infosets in order if len(infosets)]
-    flat_order = np.concatenate(order) if order else np.zeros(0, np.int64)
-    position = np.full(num_infosets, len(flat_order), np.int64)
-    position[flat_order] = np.arange(len(flat_order))
-    # Terminals by their last p-edge, numbered in p's order (level, row, action): each level's are
-    # one run of `cell`, sorted (stably: by terminal within an edge).
-    own_edge = terminal_sequence[:, p]
-    terminals = np.nonzero(own_edge < edges)[0].astype(np.int32)
-    cell = position[own_edge[terminals] // num_actions] * num_actions + own_edge[terminals] % num_actions
-    order_by_cell = np.argsort(cell, kind='stable')
-    cell, terminals = cell[order_by_cell], terminals[order_by_cell]
-    del order_by_cell
-    # And p's infosets by their parent edge.
-    children = np.nonzero(mine & (parent_edge < edges))[0]
-    player_levels, first = [], 0  # `first`: the level's first row in p's order
-    for infosets in order:
-      row_of = np.full(num_infosets, -1, np.int64)
-      row_of[infosets] = np.arange(len(infosets))
-      num_cells = len(infosets) * num_actions
-      run = slice(*np.searchsorted(cell, [first * num_actions, first * num_actions + num_cells]))
-      tables, cells = _bucketed(cell[run] - first * num_actions, terminals[run], num_cells, num_terminals)
-      child_table = _grouped(
-        parent_edge[children], 1 + position[children], row_of, num_actions, len(infosets)
+
+def _player_tables(
+  p: int, infoset_player, level, parent_edge, terminal_sequence, num_actions: int, room: int
+):
+  """(Player p's `Level`s (bottom up), each infoset's position in p's order (level, row), the entries
+  of their padded tables), or None as soon as those entries exceed `room`."""
+  num_infosets, num_terminals = len(infoset_player), len(terminal_sequence)
+  edges = num_infosets * num_actions
+  depth = int(level.max(initial=0)) + 1
+  mine = infoset_player == p
+  order = [np.nonzero(mine & (level == k))[0] for k in reversed(range(depth))]
+  order = [infosets for infosets in order if len(infosets)]
+  flat_order = np.concatenate(order) if order else np.zeros(0, np.int64)
+  position = np.full(num_infosets, len(flat_order), np.int64)
+  position[flat_order] = np.arange(len(flat_order))
+  # Terminals by their last p-edge, numbered in p's order (level, row, action): each level's are
+  # one run of `cell`, sorted (stably: by terminal within an edge).
+  own_edge = terminal_sequence[:, p]
+  terminals = np.nonzero(own_edge < edges)[0].astype(np.int32)
+  cell = position[own_edge[terminals] // num_actions] * num_actions + own_edge[terminals] % num_actions
+  order_by_cell = np.argsort(cell, kind='stable')
+  cell, terminals = cell[order_by_cell], terminals[order_by_cell]
+  del order_by_cell
+  # And p's infosets by their parent edge.
+  children = np.nonzero(mine & (parent_edge < edges))[0]
+  player_levels, first, size = [], 0, 0  # `first`: the level's first row in p's order
+  for infosets in order:
+    row_of = np.full(num_infosets, -1, np.int64)
+    row_of[infosets] = np.arange(len(infosets))
+    num_cells = len(infosets) * num_actions
+    run = slice(*np.searchsorted(cell, [first * num_actions, first * num_actions + num_cells]))
+    tables, cells = _bucketed(cell[run] - first * num_actions, terminals[run], num_cells, num_terminals)
+    child_table = _grouped(parent_edge[children], 1 + position[children], row_of, num_actions, len(infosets))
+    first += len(infosets)
+    size += sum(table.size for table in tables) + child_table.size
+    if size > room:
+      return None
+    player_levels.append(
+      Level(
+        infosets=_int32(infosets),
+        children=_int32(child_table),
+        terminals=tuple(_int32(table) for table in tables),
+        cells=None if cells is None else _int32(cells),
       )
-      first += len(infosets)
-      padded += sum(table.size for table in tables) + child_table.size
-      if padded > limit:
-        return None
-      player_levels.append(
-        Level(
-          infosets=_int32(infosets),
-          children=_int32(child_table),
-          terminals=tuple(_int32(table) for table in tables),
-          cells=None if cells is None else _int32(cells),
-        )
-      )
-    levels.append(tuple(player_levels))
-    positions.append(_int32(position))
-  return SequenceForm(
-    ancestors=_int32(ancestors),
-    parent_edge=_int32(parent_edge),
-    history_count=_int32(history_count),
-    terminal_history=_int32(np.concatenate(terminal_history)),
-    terminal_edges=_int32(terminal_sequence.reshape(num_terminals, num_players)),
-    terminal_chance=_int32(terminal_chance),
-    levels=tuple(levels),
-    position=tuple(positions),
-  )
+    )
+  return tuple(player_levels), position, size
 
 
 def _int32(array) -> jax.Array:

@@ -36,6 +36,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxcfr import distributed
 from jaxcfr.compiled import CompiledGame, SequenceForm
 from jaxcfr.games import base
 
@@ -53,7 +54,7 @@ def make_mesh(devices: int | Sequence[jax.Device] | Mesh) -> Mesh:
         f'asked for {devices} devices but JAX sees {len(available)} ({jax.default_backend()}); on a CPU, '
         f'set XLA_FLAGS=--xla_force_host_platform_device_count={devices} before JAX starts'
       )
-    devices = available[:devices]
+    devices = distributed.mesh_devices(devices)  # over several processes: each one's share
   return Mesh(np.asarray(list(devices)), (AXIS,))
 
 

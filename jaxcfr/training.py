@@ -14,6 +14,7 @@ and judging the policy (best responses) do not.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import time
@@ -129,33 +130,85 @@ def train(
     evaluate: False for a game too large to evaluate exactly (a hold'em blueprint): no
       evaluations, no curve; the result's exploitability, NashConv and values are NaN.
     warm_up: run the compiled program twice for one iteration before the clock starts (the
-      results discarded), so that `jit_seconds` counts XLA's first executions of it (on a 2-core
-      CPU, on a river subgame, the first takes about 1.8 ms more than later ones and the second
-      0.5 ms more, of a 12 ms solve) and `seconds` the solving alone; for solvers whose
-      iteration is cheap (the subgame solvers).
+      results discarded), so that `jit_seconds` counts XLA's first executions of it, which are
+      slower than later ones, and `seconds` the solving alone; for solvers whose iteration is
+      cheap (the subgame solvers), where those first executions are a visible share of a solve.
   """
-  _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at, target)
-  if not evaluate and any(x is not None for x in (eval_every, eval_every_seconds, eval_at, target)):
-    raise TrainingError('eval_every, eval_every_seconds, eval_at and target need evaluate=True')
-  if checkpoint_dir is None and (checkpoint_every or checkpoint_seconds or resume):
-    raise TrainingError('checkpoint_every, checkpoint_seconds and resume need a checkpoint directory')
+  _check_request(
+    iterations, seconds, eval_every, eval_every_seconds, eval_at, target, evaluate,
+    checkpoint_dir, checkpoint_every, checkpoint_seconds, resume,
+  )  # fmt: skip
   say = log or (lambda message: None)
   seed = key if isinstance(key, int) else None
   key = jax.random.key(key) if isinstance(key, int) else key
   checkpointer, existing = None, []
   if checkpoint_dir is not None:
     checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
+  programs = _compile(game, solver, key, evaluate, warm_up)
+  identity = _identity(game, solver, key, seed, checkpointer is not None, identity)
+  run = _Run(game, solver, programs, _Budget(iterations, seconds, target, report_seconds), programs.state)
+  if existing:
+    _restore(run, checkpointer, identity, checkpoint_dir, say)
+  elif resume:
+    say(f'no checkpoint in {checkpoint_dir} yet; starting from iteration 0')
+  checks = _checks(run, eval_every, eval_every_seconds, eval_at)
+  saver = _saver(run, checkpointer, identity, checkpoint_every, checkpoint_seconds)
+  # A costly final policy (Deep CFR trains networks) must fit in the budget: keep room for it.
+  run.reserve = programs.policy_seconds_once if solver.costly_policy else 0.0
+  try:
+    run.loop(checks, saver, on_progress)
+    saver.at_end(run)
+  except KeyboardInterrupt:
+    saver.on_interrupt(run, say)
+    raise
+  finally:
+    if checkpointer is not None:
+      checkpointer.close()
+  return run.result(saver.seconds_each)
 
+
+def _check_request(
+  iterations, seconds, eval_every, eval_every_seconds, eval_at, target, evaluate,
+  checkpoint_dir, checkpoint_every, checkpoint_seconds, resume,
+) -> None:  # fmt: skip
+  """Refuses, before any work, what `train` cannot honour (`TrainingError`)."""
+  _check_budget(iterations, seconds, eval_every, eval_every_seconds, eval_at, target)
+  if not evaluate and any(x is not None for x in (eval_every, eval_every_seconds, eval_at, target)):
+    raise TrainingError('eval_every, eval_every_seconds, eval_at and target need evaluate=True')
+  if checkpoint_dir is None and (checkpoint_every or checkpoint_seconds or resume):
+    raise TrainingError('checkpoint_every, checkpoint_seconds and resume need a checkpoint directory')
+
+
+class _Programs(NamedTuple):
+  """A run's compiled programs, and what timing them before the run found."""
+
+  state: Any  # the solver's initial state, sharded like the game
+  run_chunk: Callable  # (state, game, n) -> state after n iterations
+  make_policy: Callable  # (state, game) -> the average policy
+  evaluate: Callable | None  # (state, or the average policy, game) -> [1 + P] NashConv and values
+  step: Callable | None  # in-chunk checks (`_with_check`): (state, game, n, check) -> (state, [1 + P])
+  exact: bool  # the run checks exploitability (`evaluate=True`)
+  from_state: bool  # the checks read the state (`Solver.evaluate_average`), not a laid-out policy
+  in_chunk: bool  # the checks due by iterations run in the chunk's call (`step`)
+  jit_seconds: float  # compiling the programs (and the warm-up)
+  policy_seconds_once: float  # one average policy
+  evaluation_seconds: float  # one check (median of three)
+  check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
+
+
+def _compile(game, solver, key, exact: bool, warm_up: bool) -> _Programs:
+  """Compiles the run's programs (see `train`: the chunk, the average policy, the check) and times one
+  average policy and one check."""
   jit_start = time.perf_counter()
   # On a sharded game (`sharding.shard_game`) the state is split like the game and stays so.
   state = sharding.shard_state(solver.init(game, key), game)
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
-  exact = evaluate
   # A solver that evaluates its average from its own state: its checks need no laid-out policy. On a
   # game of small arrays they run in the chunk's program, after its iterations (`_with_check`); a
-  # turn subgame's (`large_blocks`) iterations ran 1.1x slower in that program.
+  # turn subgame's (`large_blocks`) iterations run slower in that program.
   from_state = exact and solver.evaluate_average is not None
   in_chunk = from_state and not placed and not getattr(game, 'large_blocks', False)
+  step = None
   if in_chunk:
     step = backend.jit(_with_check(solver), game).lower(state, game, np.int32(1), np.bool_(False)).compile()
     run_chunk = lambda state, game, steps: step(state, game, steps, np.bool_(False))[0]  # noqa: E731
@@ -166,79 +219,106 @@ def train(
       .compile()
     )
   make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile()
-  if warm_up:  # two calls: the second is still slower than later ones (by 0.5 ms on the river spot)
+  if warm_up:  # two calls: the second is still slower than later ones
     for _ in range(2):
       jax.block_until_ready(run_chunk(state, game, np.int32(1)))
   jit_seconds = time.perf_counter() - jit_start
   start = time.perf_counter()
   policy = jax.block_until_ready(make_policy(state, game))
   policy_seconds_once = time.perf_counter() - start
+  evaluate, evaluation_seconds, check_cost = None, 0.0, 0.0
   if in_chunk:
     # A check's share of a chunk's call: the program with and without it, no iterations. Measured
     # back to back, so a little less than in a run, where the check follows the iterations' work.
     evaluate = lambda state, game: step(state, game, np.int32(0), np.bool_(True))[1]  # noqa: E731
     evaluation_seconds = median_seconds(evaluate, state, game)
     check_cost = max(evaluation_seconds - median_seconds(run_chunk, state, game, np.int32(0)), 0.0)
-  elif from_state:
-    jit_start = time.perf_counter()
-    evaluate = backend.jit(_packed(solver.evaluate_average), game).lower(state, game).compile()
-    jit_seconds += time.perf_counter() - jit_start
-    evaluation_seconds = median_seconds(evaluate, state, game)
   elif exact:
     jit_start = time.perf_counter()
-    evaluate = backend.jit(_packed(evaluate_profile), game).lower(policy, game).compile()
+    if from_state:
+      evaluate = backend.jit(_packed(solver.evaluate_average), game).lower(state, game).compile()
+    else:
+      evaluate = backend.jit(_packed(evaluate_profile), game).lower(policy, game).compile()
     jit_seconds += time.perf_counter() - jit_start
-    evaluation_seconds = median_seconds(evaluate, policy, game)
-  else:
-    evaluation_seconds = 0.0
-    no_values = (math.nan, [math.nan] * game.num_players)
+    evaluation_seconds = median_seconds(evaluate, state if from_state else policy, game)
+  return _Programs(
+    state, run_chunk, make_policy, evaluate, step, exact, from_state, in_chunk, jit_seconds,
+    policy_seconds_once, evaluation_seconds, check_cost,
+  )  # fmt: skip
 
-  identity = {
+
+def _identity(game, solver, key, seed: int | None, checkpointed: bool, extra: dict | None) -> dict:
+  """What a checkpoint must match to be resumed: the game, the solver, the dtype, the seed, `extra`."""
+  return {
     'game': game.name,
     'game_fingerprint': game.info.fingerprint,
-    'game_digest': checkpoints.game_digest(game) if checkpointer is not None else None,
+    'game_digest': checkpoints.game_digest(game) if checkpointed else None,
     'algorithm': solver.name,
     'hyperparameters': jsonable(solver.hyperparameters),
     'dtype': jnp.dtype(game.dtype).name,
     'seed': seed if seed is not None else jax.random.key_data(key).tolist(),
-    **(identity or {}),
+    **(extra or {}),
   }
-  done, solve_seconds, curve, resumed_from = 0, 0.0, [], None
-  if existing:
-    state, saved = checkpointer.restore(state, identity)
-    state = sharding.shard_state(state, game)
-    done, solve_seconds, curve = saved['iteration'], saved['seconds'], saved['curve']
-    if iterations is not None and done > iterations:
-      raise TrainingError(
-        f'the checkpoint in {checkpoint_dir!r} is at iteration {done:,}, past the total of '
-        f'{iterations:,} asked for; totals count the earlier runs: ask for at least {done:,}'
-      )
-    resumed_from = done
-    say(f'resumed from {checkpoint_dir} at iteration {done:,} ({solve_seconds:.2f} solve seconds)')
-  elif resume:
-    say(f'no checkpoint in {checkpoint_dir} yet; starting from iteration 0')
 
-  save_seconds = []  # wall seconds of each checkpoint save (not counted as solving)
 
-  def save(state, done, solve_seconds, curve):
-    started = time.perf_counter()
-    checkpointer.save(
-      done, state, identity, {'iteration': done, 'seconds': solve_seconds, 'curve': curve}, __version__
+def _restore(run: _Run, checkpointer, identity: dict, directory: str, say: Callable[[str], None]) -> None:
+  """Continues `run` from the newest checkpoint in `directory`: its state, iterations, seconds, curve."""
+  state, saved = checkpointer.restore(run.state, identity)
+  run.state = sharding.shard_state(state, run.game)
+  run.done, run.solve_seconds, run.curve = saved['iteration'], saved['seconds'], saved['curve']
+  iterations = run.budget.iterations
+  if iterations is not None and run.done > iterations:
+    raise TrainingError(
+      f'the checkpoint in {directory!r} is at iteration {run.done:,}, past the total of '
+      f'{iterations:,} asked for; totals count the earlier runs: ask for at least {run.done:,}'
     )
-    save_seconds.append(time.perf_counter() - started)
+  run.resumed_from = run.done
+  say(f'resumed from {directory} at iteration {run.done:,} ({run.solve_seconds:.2f} solve seconds)')
 
-  every = checkpoint_every
-  if checkpointer is not None and every is None and checkpoint_seconds is None:
-    if iterations is not None:
-      every = max(1, math.ceil(iterations / 10))
+
+class _Budget(NamedTuple):
+  iterations: int | None  # the iteration total, earlier runs included
+  seconds: float | None  # solve seconds, earlier runs included
+  target: float | None  # stop at an exploitability at most this
+  report_seconds: float  # the longest chunk, in solve seconds
+
+
+@dataclasses.dataclass
+class _Checks:
+  """When the next exact evaluation is due: at iteration `next_eval` (the next of `schedule`), or,
+  every `every_seconds` solve seconds, at `next_time` (then `next_eval` is None)."""
+
+  schedule: Iterator[int]
+  every_seconds: float | None
+  next_eval: int | None
+  next_time: float | None
+
+  def due(self, run: _Run) -> bool:
+    """Whether a check is due after the chunk that just ran."""
+    if self.next_time is not None:
+      return run.solve_seconds >= self.next_time - 0.5 * run.per_iteration
+    return run.done >= self.next_eval
+
+  def advance(self, run: _Run) -> None:
+    """The next check after the one just run."""
+    if self.next_time is not None:
+      self.next_time = (run.solve_seconds // self.every_seconds + 1) * self.every_seconds
     else:
-      checkpoint_seconds = 60.0
+      while self.next_eval <= run.done:
+        self.next_eval = next(self.schedule)
+
+
+def _checks(run: _Run, eval_every, eval_every_seconds, eval_at) -> _Checks:
+  """`run`'s checks: `eval_at`, every `eval_every` iterations or `eval_every_seconds` (see `train`),
+  the next one after what a resumed run has done."""
+  budget, exact = run.budget, run.programs.exact
   # A costly policy (Deep CFR trains networks for it) is produced mid-run only to be evaluated.
-  if exact and solver.costly_policy and eval_every is None and eval_every_seconds is None and eval_at is None:
-    if seconds is not None:
-      eval_every_seconds = seconds / 10
+  costly = exact and run.solver.costly_policy
+  if costly and eval_every is None and eval_every_seconds is None and eval_at is None:
+    if budget.seconds is not None:
+      eval_every_seconds = budget.seconds / 10
     else:
-      eval_every = max(1, math.ceil(iterations / 10))
+      eval_every = max(1, math.ceil(budget.iterations / 10))
   if not exact:
     schedule = iter([NEVER])
   elif eval_at is not None:
@@ -246,162 +326,233 @@ def train(
   else:
     schedule = _eval_schedule(eval_every)
   next_eval = next(schedule)
-  while next_eval <= done:
+  while next_eval <= run.done:
     next_eval = next(schedule)
-  next_eval_time = None
+  next_time = None
   if eval_every_seconds is not None:
-    next_eval, next_eval_time = None, (solve_seconds // eval_every_seconds + 1) * eval_every_seconds
-  next_save = (done // every + 1) * every if checkpointer is not None and every else None
-  last_save_time, saved_at = time.perf_counter(), done
-  per_iteration, evaluated = None, None
-  # A costly final policy (Deep CFR trains networks) must fit in the budget: keep room for it.
-  reserve = policy_seconds_once if solver.costly_policy else 0.0
-  policy_seconds = check_seconds = 0.0
+    next_eval, next_time = None, (run.solve_seconds // eval_every_seconds + 1) * eval_every_seconds
+  return _Checks(schedule, eval_every_seconds, next_eval, next_time)
 
-  def finished(done, spent):
-    if iterations is not None and done >= iterations:
-      return True
-    if (
-      target is not None
-      and curve
-      and curve[-1]['iteration'] == done
-      and curve[-1]['exploitability'] <= target
-    ):
-      return True
-    margin = 0.5 * per_iteration if per_iteration is not None else 0.0
-    return seconds is not None and spent >= seconds - margin
 
-  def produce_policy(state):
-    nonlocal solve_seconds, policy_seconds, reserve
-    start = time.perf_counter()
-    policy = jax.block_until_ready(make_policy(state, game))
-    elapsed = time.perf_counter() - start
-    solve_seconds += elapsed
-    policy_seconds += elapsed
-    if solver.costly_policy:
-      reserve = elapsed
-    return policy
+@dataclasses.dataclass
+class _Saver:
+  """A run's checkpoints: every `every` iterations (the next at `next_save`) and/or every `seconds` of
+  wall time, at the end, and on Ctrl-C; none without a checkpointer."""
 
-  def produce_andevaluate_profile(state):
-    """(the average policy, or None where the check reads the state; its (NashConv, values))."""
-    nonlocal check_seconds
-    policy = None if from_state else produce_policy(state)
-    start = time.perf_counter()
-    if not exact:
-      evaluated = no_values
+  checkpointer: checkpoints.Checkpointer | None
+  identity: dict
+  every: int | None
+  seconds: float | None
+  next_save: int | None
+  last_time: float  # perf_counter of the latest save (or of the start)
+  saved_at: int  # the iteration of the latest save (or of the start)
+  seconds_each: list[float]  # wall seconds of each save (not counted as solving)
+
+  def save(self, run: _Run) -> None:
+    started = time.perf_counter()
+    progress = {'iteration': run.done, 'seconds': run.solve_seconds, 'curve': run.curve}
+    self.checkpointer.save(run.done, run.state, self.identity, progress, __version__)
+    self.seconds_each.append(time.perf_counter() - started)
+
+  def after_chunk(self, run: _Run) -> None:
+    due = self.next_save is not None and run.done >= self.next_save
+    overdue = self.seconds is not None and time.perf_counter() - self.last_time >= self.seconds
+    if self.checkpointer is not None and (due or overdue):
+      self.save(run)
+      self.last_time, self.saved_at = time.perf_counter(), run.done
+      if self.every:
+        self.next_save = (run.done // self.every + 1) * self.every
+
+  def at_end(self, run: _Run) -> None:
+    if self.checkpointer is not None and (run.done > self.saved_at or not self.checkpointer.steps()):
+      self.save(run)
+
+  def on_interrupt(self, run: _Run, say: Callable[[str], None]) -> None:
+    if self.checkpointer is not None and run.done > self.saved_at:
+      self.save(run)
+      say(f'interrupted; checkpoint saved at iteration {run.done:,}')
+
+
+def _saver(run: _Run, checkpointer, identity: dict, every: int | None, seconds: float | None) -> _Saver:
+  """`run`'s checkpoints; by default every tenth of `iterations`, or every 60 s with only `seconds`."""
+  if checkpointer is not None and every is None and seconds is None:
+    if run.budget.iterations is not None:
+      every = max(1, math.ceil(run.budget.iterations / 10))
     else:
-      packed = np.asarray(evaluate(state, game) if from_state else evaluate(policy, game))
-      evaluated = packed[0], packed[1:]
-    check_seconds += time.perf_counter() - start
-    return policy, evaluated
+      seconds = 60.0
+  next_save = (run.done // every + 1) * every if checkpointer is not None and every else None
+  return _Saver(checkpointer, identity, every, seconds, next_save, time.perf_counter(), run.done, [])
 
-  def chunk_and_check(state, steps):
-    """`steps` iterations and the check after them in one call: (state, (NashConv, values))."""
-    nonlocal solve_seconds, check_seconds
-    start = time.perf_counter()
-    state, packed = step(state, game, np.int32(steps), np.bool_(True))
-    packed = np.asarray(packed)
-    elapsed = time.perf_counter() - start
-    check = min(check_cost, elapsed)
-    solve_seconds += elapsed - check
-    check_seconds += check
-    return state, (packed[0], packed[1:]), elapsed - check
 
-  def record(nash_conv):
-    curve.append(
-      {'iteration': done, 'seconds': solve_seconds, 'exploitability': float(nash_conv) / game.num_players}
-    )
+@dataclasses.dataclass
+class _Run:
+  """The loop's state: the solver's and what the run has counted so far."""
 
-  try:
-    while not finished(done, solve_seconds + reserve):
-      limits = [t - done for t in (next_eval, iterations, next_save) if t is not None]
-      steps = min(limits) if limits else NEVER  # bounded below by the time left and the report interval
-      if per_iteration is None:  # the first chunk measures the speed
-        # One iteration where a clock needs the speed; else up to the first stop, if it is near (a
-        # check every 10 iterations then needs no extra chunk, whose call costs as much as an
-        # iteration on a small game).
-        clocked = seconds is not None or next_eval_time is not None
-        steps = 1 if clocked else min(steps, FIRST_CHUNK)
-      else:
-        room = [report_seconds]
-        if seconds is not None:
-          room.append(seconds - solve_seconds - reserve)
-        if next_eval_time is not None:
-          room.append(next_eval_time - solve_seconds)
-        steps = max(1, min(steps, int(min(room) / max(per_iteration, 1e-9)), 2**30))
+  game: Any
+  solver: Any
+  programs: _Programs
+  budget: _Budget
+  state: Any  # the solver state
+  done: int = 0  # iterations completed, earlier runs included
+  solve_seconds: float = 0.0  # earlier runs included
+  curve: list[dict] = dataclasses.field(default_factory=list)
+  resumed_from: int | None = None
+  per_iteration: float | None = None  # solve seconds per iteration in the latest chunk
+  evaluated: tuple | None = None  # the latest check's (NashConv, values)
+  policy: Any = None  # the latest average policy (None where the checks read the state)
+  policy_seconds: float = 0.0  # producing average policies (in `solve_seconds`)
+  check_seconds: float = 0.0  # the exact evaluations (not in `solve_seconds`)
+  reserve: float = 0.0  # solve seconds kept for a costly final policy
+
+  def loop(self, checks: _Checks, saver: _Saver, on_progress) -> None:
+    """Chunks of iterations until the budget or the target is reached: after each, the check that is
+    due, the progress report and the checkpoint that is due."""
+    while not self.finished():
+      steps = self.chunk_size(checks, saver)
       # A check due after this chunk (by iterations) runs in its call where it can.
+      done = self.done + steps
       checked = (
-        in_chunk and next_eval_time is None and (done + steps >= next_eval or done + steps == iterations)
+        self.programs.in_chunk
+        and checks.next_time is None
+        and (done >= checks.next_eval or done == self.budget.iterations)
       )
       if checked:
-        state, evaluated, elapsed = chunk_and_check(state, steps)
+        self.state, self.evaluated, elapsed = self.chunk_and_check(steps)
       else:
-        start = time.perf_counter()
-        # A NumPy count: `jnp.asarray` would put it on the device first, 0.13 ms a chunk on a CPU.
-        state = jax.block_until_ready(run_chunk(state, game, np.int32(steps)))
-        elapsed = time.perf_counter() - start
-        solve_seconds += elapsed
-      done += steps
-      per_iteration = elapsed / steps
-      if next_eval_time is not None:
-        due_eval = solve_seconds >= next_eval_time - 0.5 * per_iteration
-      else:
-        due_eval = done >= next_eval
+        elapsed = self.chunk(steps)
+      self.done += steps
+      self.per_iteration = elapsed / steps
+      due_eval = checks.due(self)
       if checked:
-        policy = None
-      elif due_eval or finished(done, solve_seconds + reserve):
-        policy, evaluated = produce_andevaluate_profile(state)  # the last one is the final result
-      if checked or due_eval or finished(done, solve_seconds + reserve):
-        if exact:
-          record(evaluated[0])
-        if next_eval_time is not None:
-          next_eval_time = (solve_seconds // eval_every_seconds + 1) * eval_every_seconds
-        else:
-          while next_eval <= done:
-            next_eval = next(schedule)
+        self.policy = None
+      elif due_eval or self.finished():
+        self.policy, self.evaluated = self.produce_and_evaluate()  # the last one is the final result
+      if checked or due_eval or self.finished():
+        if self.programs.exact:
+          self.record(self.evaluated[0])
+        checks.advance(self)
       if on_progress is not None:
-        on_progress(Progress(done, resumed_from or 0, iterations, solve_seconds, curve, state))
-      due_save = next_save is not None and done >= next_save
-      overdue = checkpoint_seconds is not None and time.perf_counter() - last_save_time >= checkpoint_seconds
-      if checkpointer is not None and (due_save or overdue):
-        save(state, done, solve_seconds, curve)
-        last_save_time, saved_at = time.perf_counter(), done
-        if every:
-          next_save = (done // every + 1) * every
-    if checkpointer is not None and (done > saved_at or not checkpointer.steps()):
-      save(state, done, solve_seconds, curve)
-  except KeyboardInterrupt:
-    if checkpointer is not None and done > saved_at:
-      save(state, done, solve_seconds, curve)
-      say(f'interrupted; checkpoint saved at iteration {done:,}')
-    raise
-  finally:
-    if checkpointer is not None:
-      checkpointer.close()
+        progress = Progress(
+          self.done,
+          self.resumed_from or 0,
+          self.budget.iterations,
+          self.solve_seconds,
+          self.curve,
+          self.state,
+        )
+        on_progress(progress)
+      saver.after_chunk(self)
 
-  if evaluated is None:  # resumed at the total: nothing ran, evaluate what was restored
-    policy, evaluated = produce_andevaluate_profile(state)
-    if exact and (not curve or curve[-1]['iteration'] != done):
-      record(evaluated[0])
-  if policy is None:  # the checks read the state: the final policy, once
-    policy = produce_policy(state)
-  nash_conv, values = evaluated
-  return Result(
-    state=state,
-    policy=policy,
-    iterations=done,
-    seconds=solve_seconds,
-    jit_seconds=jit_seconds,
-    evaluation_seconds=evaluation_seconds,
-    policy_seconds=policy_seconds,
-    nash_conv=float(nash_conv),
-    exploitability=float(nash_conv) / game.num_players,
-    values=[float(v) for v in values],
-    curve=curve,
-    resumed_from=resumed_from,
-    checkpoint_seconds=tuple(save_seconds),
-    check_seconds=check_seconds,
-  )
+  def finished(self) -> bool:
+    budget, spent = self.budget, self.solve_seconds + self.reserve
+    if budget.iterations is not None and self.done >= budget.iterations:
+      return True
+    if (
+      budget.target is not None
+      and self.curve
+      and self.curve[-1]['iteration'] == self.done
+      and self.curve[-1]['exploitability'] <= budget.target
+    ):
+      return True
+    margin = 0.5 * self.per_iteration if self.per_iteration is not None else 0.0
+    return budget.seconds is not None and spent >= budget.seconds - margin
+
+  def chunk_size(self, checks: _Checks, saver: _Saver) -> int:
+    """The next chunk's iterations: up to the next stop (a check, the total, a checkpoint), bounded by
+    the time left and the report interval."""
+    budget = self.budget
+    limits = [t - self.done for t in (checks.next_eval, budget.iterations, saver.next_save) if t is not None]
+    steps = min(limits) if limits else NEVER
+    if self.per_iteration is None:  # the first chunk measures the speed
+      # One iteration where a clock needs the speed; else up to the first stop, if it is near (a
+      # check every 10 iterations then needs no extra chunk, whose call costs as much as an
+      # iteration on a small game).
+      clocked = budget.seconds is not None or checks.next_time is not None
+      return 1 if clocked else min(steps, FIRST_CHUNK)
+    room = [budget.report_seconds]
+    if budget.seconds is not None:
+      room.append(budget.seconds - self.solve_seconds - self.reserve)
+    if checks.next_time is not None:
+      room.append(checks.next_time - self.solve_seconds)
+    return max(1, min(steps, int(min(room) / max(self.per_iteration, 1e-9)), 2**30))
+
+  def chunk(self, steps: int) -> float:
+    """`steps` iterations; returns their seconds."""
+    start = time.perf_counter()
+    # A NumPy count: `jnp.asarray` would put it on the device first, at a cost on every chunk.
+    self.state = jax.block_until_ready(self.programs.run_chunk(self.state, self.game, np.int32(steps)))
+    elapsed = time.perf_counter() - start
+    self.solve_seconds += elapsed
+    return elapsed
+
+  def chunk_and_check(self, steps: int):
+    """`steps` iterations and the check after them in one call: (state, (NashConv, values), the
+    iterations' seconds)."""
+    start = time.perf_counter()
+    state, packed = self.programs.step(self.state, self.game, np.int32(steps), np.bool_(True))
+    packed = np.asarray(packed)
+    elapsed = time.perf_counter() - start
+    check = min(self.programs.check_cost, elapsed)
+    self.solve_seconds += elapsed - check
+    self.check_seconds += check
+    return state, (packed[0], packed[1:]), elapsed - check
+
+  def produce_policy(self):
+    start = time.perf_counter()
+    policy = jax.block_until_ready(self.programs.make_policy(self.state, self.game))
+    elapsed = time.perf_counter() - start
+    self.solve_seconds += elapsed
+    self.policy_seconds += elapsed
+    if self.solver.costly_policy:
+      self.reserve = elapsed
+    return policy
+
+  def produce_and_evaluate(self):
+    """(the average policy, or None where the check reads the state; its (NashConv, values))."""
+    programs = self.programs
+    policy = None if programs.from_state else self.produce_policy()
+    start = time.perf_counter()
+    if not programs.exact:
+      evaluated = (math.nan, [math.nan] * self.game.num_players)
+    else:
+      packed = np.asarray(programs.evaluate(self.state if programs.from_state else policy, self.game))
+      evaluated = packed[0], packed[1:]
+    self.check_seconds += time.perf_counter() - start
+    return policy, evaluated
+
+  def record(self, nash_conv) -> None:
+    self.curve.append(
+      {
+        'iteration': self.done,
+        'seconds': self.solve_seconds,
+        'exploitability': float(nash_conv) / self.game.num_players,
+      }
+    )
+
+  def result(self, save_seconds: list[float]) -> Result:
+    if self.evaluated is None:  # resumed at the total: nothing ran, evaluate what was restored
+      self.policy, self.evaluated = self.produce_and_evaluate()
+      if self.programs.exact and (not self.curve or self.curve[-1]['iteration'] != self.done):
+        self.record(self.evaluated[0])
+    if self.policy is None:  # the checks read the state: the final policy, once
+      self.policy = self.produce_policy()
+    nash_conv, values = self.evaluated
+    return Result(
+      state=self.state,
+      policy=self.policy,
+      iterations=self.done,
+      seconds=self.solve_seconds,
+      jit_seconds=self.programs.jit_seconds,
+      evaluation_seconds=self.programs.evaluation_seconds,
+      policy_seconds=self.policy_seconds,
+      nash_conv=float(nash_conv),
+      exploitability=float(nash_conv) / self.game.num_players,
+      values=[float(v) for v in values],
+      curve=self.curve,
+      resumed_from=self.resumed_from,
+      checkpoint_seconds=tuple(save_seconds),
+      check_seconds=self.check_seconds,
+    )
 
 
 def result_fields(game, nash_conv, values) -> dict:
@@ -498,8 +649,7 @@ def _eval_schedule(every: int | None) -> Iterator[int]:
 def _with_check(solver) -> Callable:
   """The chunk program of a solver with `evaluate_average`: `n` iterations, then, if `check`, the
   check of the average they leave -> (state, [1 + P] NashConv and values, zeros without a check).
-  One program for both: a check in the chunk's call saves a call and a switch between programs
-  (whole river subgame solves with their checks took 0.94x the time, 30 alternating in one process)."""
+  One program for both: a check in the chunk's call saves a call and a switch between programs."""
   evaluate = _packed(solver.evaluate_average)
 
   def step(state, game, n, check):
@@ -513,8 +663,7 @@ def _with_check(solver) -> Callable:
 
 def _packed(evaluate: Callable) -> Callable:
   """`evaluate` with its (NashConv, [P] values) as one array [1 + P]: one transfer to the host, not
-  two (two arrays through `jax.device_get` cost 0.05 to 0.3 ms more a check on a river subgame,
-  in whole solves and in a loop of checks)."""
+  two (two arrays through `jax.device_get` cost more a check on a river subgame)."""
 
   def packed(*args):
     nash_conv, values = evaluate(*args)

@@ -214,8 +214,8 @@ def serve() -> None:
 
 
 # Loads `jaxcfr.walker` and `jaxcfr.games` (on this process's module path) under a bare `jaxcfr`
-# package, not running `jaxcfr/__init__.py` (which imports JAX): an idle worker then costs ~30 MB and
-# 0.1 s to start, not ~160 MB and 0.7 s. Other games' modules may need all of jaxcfr.
+# package, not running `jaxcfr/__init__.py` (which imports JAX): an idle worker then costs a fraction
+# of the memory and start-up time of one that imports JAX. Other games' modules may need all of jaxcfr.
 _BOOT_BARE = """
 import sys, types
 sys.path[:0] = {path!r}

@@ -16,10 +16,17 @@ for _path in reversed(SUPPORT_PATHS):
   if _path not in sys.path:
     sys.path.insert(0, _path)
 
+
+def import_paths(test_file: str) -> list[str]:
+  """What a subprocess of the test in `test_file` puts on sys.path to import as the test does: the
+  test's folder, tests/ (conftest), the oracles and the support folder, and the repository."""
+  return [os.path.dirname(os.path.abspath(test_file)), TESTS, *SUPPORT_PATHS, os.path.dirname(TESTS)]
+
+
 # CLI runs in the tests (in-process and in subprocesses, which inherit the environment) keep their
 # compiled programs in a cache of this test process's own, removed at exit, not in the user's. The
 # tests themselves share it too (both pytest-xdist workers, and tests that compile the same program
-# through different functions): the whole suite about 1.17x faster.
+# through different functions): the whole suite runs faster.
 if 'JAXCFR_CACHE_DIR' not in os.environ:
   os.environ['JAXCFR_CACHE_DIR'] = tempfile.mkdtemp(prefix='jaxcfr-test-cache-')
   os.environ['JAXCFR_TEST_PROGRAMS'] = os.path.join(os.environ['JAXCFR_CACHE_DIR'], 'tests')
@@ -28,7 +35,7 @@ if 'JAXCFR_CACHE_DIR' not in os.environ:
   atexit.register(shutil.rmtree, os.environ['JAXCFR_CACHE_DIR'], ignore_errors=True)
 
 # The suite compiles hundreds of programs and runs most of them briefly: XLA's CPU backend at LLVM
-# optimisation level 0 makes the whole suite about 1.25x faster (tests check values, which the
+# optimisation level 0 makes the whole suite faster (tests check values, which the
 # optimisation level does not change; speed is measured in experiments/). A level already set in
 # XLA_FLAGS wins; subprocesses inherit the flag.
 if '--xla_backend_optimization_level' not in os.environ.get('XLA_FLAGS', ''):
@@ -87,7 +94,7 @@ def solve(solver: jaxcfr.Solver, game: jaxcfr.CompiledGame, iterations: int) -> 
 
 def pytest_collection_modifyitems(items):
   """Op-by-op (`without_jit`) chex variants check what their compiled twins check, at many times the
-  cost (Leduc's CFR+ and PCFR+ take 14-17 s each): they run with -m slow."""
+  cost: they run with -m slow."""
   for item in items:
     if item.name.endswith('__without_jit'):
       item.add_marker(pytest.mark.slow)

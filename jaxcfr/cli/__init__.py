@@ -1,42 +1,36 @@
-"""The `jaxcfr` command line (contract in the README): argument parsing and output.
+"""The `jaxcfr` command line (contract in the README): the parser of every command and the dispatch.
 
     jaxcfr games [--json PATH|-]
     jaxcfr solve GAME [--algorithm A] [--iterations N] [--seconds S] [hyper-parameter flags] ...
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
+    jaxcfr subgame --board B --pot P --stack S --oop-range R --ip-range R [...]  (one hold'em spot)
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
-    jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
     jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]
+    jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
     jaxcfr play --blueprint FILE | --bot NAME [--seed S] [--hands N] [--search]  (hold'em in the terminal)
 
-The work is library code (`jaxcfr.train`, `jaxcfr.algorithms`); the hyper-parameter
-flags, their help and their validation come from the algorithm registry. Bad input
-ends in one message on stderr and exit status 2; outputs are checked before any work
-and written atomically, and nothing that jaxcfr did not write is replaced.
+One module per command family (`solve`: games, solve and evaluate; `subgame`, `abstract`,
+`blueprint`, `match`, `lbr`, `play`), and `common` for what they share: argument types, the output
+options and tail, the search options and policy specs. The work is library code, which each command
+imports when it runs, so that building the parser stays light. Bad input ends in one message on
+stderr and exit status 2; outputs are checked before any work and written atomically, and nothing
+that jaxcfr did not write is replaced.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import textwrap
-import time
 
-from jaxcfr import algorithms, outputs
-from jaxcfr.cli import blueprint as blueprint_cli
-from jaxcfr.cli import match as match_cli
-from jaxcfr.cli import play as play_cli
-from jaxcfr.cli import subgame as poker_cli
+from jaxcfr import outputs
+from jaxcfr.cli import blueprint, common, match, play, solve, subgame
+from jaxcfr.cli.common import UsageError
 from jaxcfr.version import __version__
 
-DEFAULT_ITERATIONS = 1000
-DEFAULT_KEEP = 3
-
-
-class UsageError(Exception):
-  """Bad input: printed as one line, exit status 2."""
+__all__ = ['UsageError', 'build_parser', 'main']
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -54,175 +48,64 @@ class _Parser(argparse.ArgumentParser):
     self.exit(2, f"{self.prog}: error: {message}\nsee '{self.prog} --help'\n")
 
 
-_POSITIVE_INT = algorithms.argument_type(algorithms.Hyperparameter('value', 'int', None, '', low=1))
-_POSITIVE_FLOAT = algorithms.argument_type(
-  algorithms.Hyperparameter('value', 'float', None, '', low=0.0, low_open=True)
-)
+def _abstract():
+  """`jaxcfr.cli.abstract`, or None: the hold'em abstraction tools ship beside jaxcfr, which never
+  needs them."""
+  try:
+    from jaxcfr.cli import abstract  # noqa: PLC0415
+  except ImportError:
+    return None
+  return abstract
 
 
 def build_parser() -> argparse.ArgumentParser:
   parser = _Parser(prog='jaxcfr', description='Solve imperfect-information games with CFR.')
   parser.add_argument('--version', action='version', version=f'jaxcfr {__version__}')
   commands = parser.add_subparsers(dest='command', required=True)
-
-  games = commands.add_parser('games', help='list the built-in games with their sizes')
-  _add_output_options(games, quiet=False)
-
-  solve = commands.add_parser('solve', help='solve a game and report exploitability')
-  solve.add_argument('game', help="game spec, e.g. leduc, 'leduc(suit_isomorphism=True)', openspiel:NAME")
-  solve.add_argument(
-    '--algorithm',
-    default=algorithms.DEFAULT,
-    choices=list(algorithms.REGISTRY),
-    help=f'the solver (default {algorithms.DEFAULT}: Discounted CFR)',
-  )
-  budget = solve.add_argument_group('budget and evaluation')
-  budget.add_argument(
-    '--iterations',
-    type=_POSITIVE_INT,
-    help=f'total iterations (default {DEFAULT_ITERATIONS} without --seconds)',
-  )
-  budget.add_argument('--seconds', type=_POSITIVE_FLOAT, help='budget of solving seconds (default: none)')
-  budget.add_argument(
-    '--eval-every', type=_POSITIVE_INT, metavar='K', help='exact exploitability every K iterations '
-    '(default: about 10 points per decade; deep-cfr: every tenth of the budget)',
-  )  # fmt: skip
-  budget.add_argument(
-    '--eval-every-seconds',
-    type=_POSITIVE_FLOAT,
-    metavar='S',
-    help='exact exploitability every S solve seconds',
-  )
-  budget.add_argument('--seed', type=int, default=0, help='PRNG seed of sampled solvers (default 0)')
-  budget.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
-  budget.add_argument(
-    '--devices',
-    type=_POSITIVE_INT,
-    default=1,
-    help="devices to split over: sampled MCCFR batches, or full-width solvers' game and state (default 1)",
-  )
-  budget.add_argument(
-    '--max-histories', type=_POSITIVE_INT, default=50_000_000, help='refuse larger games (default 50,000,000)'
-  )
-  algorithms.add_flags(solve)
-  out = solve.add_argument_group('outputs')
-  out.add_argument('--plot', metavar='PNG', help='write exploitability against iterations and seconds')
-  out.add_argument(
-    '--policy-out', metavar='PATH', help='write the average policy (the blueprint): .json, or compact .npz'
-  )
-  _add_output_options(out)
-  saves = solve.add_argument_group('checkpoints')
-  saves.add_argument('--checkpoint', metavar='DIR', help='save the solver state to DIR (orbax) as it runs')
-  saves.add_argument(
-    '--checkpoint-every',
-    type=_POSITIVE_INT,
-    metavar='N',
-    help='save every N iterations (default: 10 saves a run)',
-  )
-  saves.add_argument(
-    '--checkpoint-seconds', type=_POSITIVE_FLOAT, metavar='S', help='also save every S seconds (default: off)'
-  )
-  saves.add_argument(
-    '--keep-checkpoints', type=_POSITIVE_INT, metavar='K', help=f'keep the last K (default {DEFAULT_KEEP})'
-  )
-  saves.add_argument('--resume', action='store_true', help='continue from the newest checkpoint in DIR')
-
-  evaluate = commands.add_parser('evaluate', help='exploitability, NashConv and value of a saved policy')
-  evaluate.add_argument('game', help='the game the policy was made for')
-  evaluate.add_argument('--policy', required=True, metavar='PATH', help='a policy file (.json or .npz)')
-  evaluate.add_argument(
-    '--dtype', choices=('float32', 'float64'), help='evaluation dtype (default: the one it was solved in)'
-  )
-  evaluate.add_argument('--max-histories', type=_POSITIVE_INT, default=50_000_000, help=argparse.SUPPRESS)
-  _add_output_options(evaluate)
-
-  poker_cli.add_parser(commands, _add_output_options)
-  blueprint_cli.add_parser(commands, _add_output_options)
-  match_cli.add_parser(commands, _add_output_options)
-  play_cli.add_parser(commands)
-  try:  # the hold'em abstraction tools ship beside jaxcfr; jaxcfr itself never needs them
-    from jaxcfr.cli import abstract as abstract_cli  # noqa: PLC0415
-  except ImportError:
-    pass
-  else:
-    abstract_cli.add_parser(commands)
+  solve.add_parsers(commands)
+  for family in (subgame, blueprint, match, play, _abstract()):
+    if family is not None:
+      family.add_parser(commands)
   return parser
 
 
-def _add_output_options(parser, quiet: bool = True) -> None:
-  parser.add_argument('--json', metavar='PATH', help='write the result as JSON (- for stdout)')
-  parser.add_argument('--force', action='store_true', help='replace outputs that an earlier jaxcfr run wrote')
-  if quiet:
-    parser.add_argument('--quiet', action='store_true', help='no progress output')
-    parser.add_argument('--verbose', action='store_true', help="show the libraries' own log messages")
-    parser.add_argument(
-      '--no-cache',
-      action='store_true',
-      help='do not use the persistent compilation cache (see jaxcfr.backend.cache_directory)',
-    )
+def _commands() -> dict:
+  """Each command's `run(args) -> exit status`."""
+  abstract = _abstract()
+  runs = {'games': solve.games, 'solve': solve.solve, 'evaluate': solve.evaluate, 'subgame': subgame.run}
+  runs.update(blueprint=blueprint.run, match=match.run, play=play.run)
+  return {**runs, 'abstract': abstract.command} if abstract is not None else runs
 
 
 def main(argv: list[str] | None = None) -> int:
   args = build_parser().parse_args(argv)
   try:
-    if args.command == 'games':
-      return _games(args)
-    if args.command == 'abstract':
-      return _abstract(args)
-    _start_jax(args)
-    if args.command == 'subgame':
-      return poker_cli.run(args)
-    if args.command == 'blueprint':
-      return blueprint_cli.run(args)
-    if args.command == 'match':
-      return match_cli.run(args)
-    if args.command == 'play':
-      return play_cli.run(args)
-    return _evaluate_command(args) if args.command == 'evaluate' else _solve(args)
+    if args.command not in ('games', 'abstract'):
+      _start_jax(args)
+    return _commands()[args.command](args)
   except (UsageError, outputs.OutputError) as error:
+    return common.fail(error)
+  except _distributed_errors() as error:  # a process that did not join, or one lost on the way
     print(f'jaxcfr: error: {error}', file=sys.stderr)
-    return 2
+    return 1
   except KeyboardInterrupt:
     print('jaxcfr: interrupted', file=sys.stderr)
     return 130
 
 
-def _games(args) -> int:
-  outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
-  from jaxcfr import game_cache, memory  # noqa: PLC0415
-  from jaxcfr.games import REGISTRY  # noqa: PLC0415
-
-  rows = []
-  for name, entry in REGISTRY.items():  # compiled in float32 (through the game cache) to measure them
-    game = game_cache.load_or_compile(name)[0]
-    row = {'name': name, 'aliases': list(entry.aliases), 'description': entry.description}
-    row.update(num_histories=game.num_histories, num_infosets=game.num_infosets, **memory.accounting(game))
-    rows.append(row)
-  if args.json:
-    outputs.write_json(args.json, {'games': rows}, force=args.force)
-  if args.json != '-':
-    print(f'{"game":<18}{"histories":>12}{"infosets":>10}{"memory":>10}{"bytes/history":>15}  description')
-    for row in rows:
-      print(
-        f'{row["name"]:<18}{row["num_histories"]:>12,}{row["num_infosets"]:>10,}'
-        f'{memory.format_bytes(row["game_bytes"]):>10}{row["bytes_per_history"]:>15.1f}  {row["description"]}'
-      )
-    print(
-      '\nParameters follow OpenSpiel syntax, e.g. leduc(suit_isomorphism=True); sizes are for the defaults;'
-      '\nmemory is the compiled game on the device in float32.'
-    )
-    print('Any OpenSpiel game: openspiel:GAME_STRING (needs `pip install "jaxcfr[openspiel]"`).')
-  return 0
-
-
 def _start_jax(args) -> None:
-  """Host devices, float64, the persistent compilation cache and quiet logs, before JAX starts."""
+  """The distributed runtime (several processes), host devices, float64, the persistent compilation
+  cache and quiet logs, before JAX starts; on a process other than the first, no outputs."""
+  processes = _start_processes(args)
   flags = os.environ.get('XLA_FLAGS', '')
   devices = getattr(args, 'devices', 1)
-  if devices > 1 and 'xla_force_host_platform_device_count' not in flags:
+  if processes > 1 and devices % processes:
+    raise UsageError(f'--devices {devices} must be a multiple of the process count {processes}')
+  local = devices // processes  # each process's share of --devices
+  if local > 1 and 'xla_force_host_platform_device_count' not in flags:
     # On a CPU, N host devices run N traversal shards on N threads (cores); other backends ignore
     # this. It takes effect if no JAX backend has started yet (importing jax starts none).
-    os.environ['XLA_FLAGS'] = f'{flags} --xla_force_host_platform_device_count={devices}'.strip()
+    os.environ['XLA_FLAGS'] = f'{flags} --xla_force_host_platform_device_count={local}'.strip()
   import jax  # noqa: PLC0415
 
   from jaxcfr import backend, checkpoints  # noqa: PLC0415
@@ -234,258 +117,33 @@ def _start_jax(args) -> None:
     backend.enable_compilation_cache()
 
 
-def _solve(args) -> int:
-  from jaxcfr import training  # noqa: PLC0415
+def _start_processes(args) -> int:
+  """Joins the other processes of a distributed run (`jaxcfr.distributed`: flags, else the environment);
+  returns the process count. A process other than the first then writes nothing: no progress, and
+  no --json, --policy-out, --plot (the first writes them; all take part in --checkpoint saves)."""
+  if not hasattr(args, 'coordinator'):
+    return 1
+  from jaxcfr import distributed  # noqa: PLC0415
 
-  algorithm = algorithms.REGISTRY[args.algorithm]
-  try:
-    given = algorithms.given_flags(args, algorithm)
-  except ValueError as error:
-    raise UsageError(str(error)) from None
-  if args.iterations is None and args.seconds is None:
-    args.iterations = DEFAULT_ITERATIONS
-  if args.eval_every and args.eval_every_seconds:
-    raise UsageError('give --eval-every or --eval-every-seconds, not both')
-  if not args.checkpoint:
-    for flag in ('resume', 'checkpoint_every', 'checkpoint_seconds', 'keep_checkpoints'):
-      if getattr(args, flag):
-        raise UsageError(f'--{flag.replace("_", "-")} needs --checkpoint DIR')
-  outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
-  outputs.check_file(args.plot, '--plot', force=args.force, suffixes=('.png',))
-  outputs.check_file(args.policy_out, '--policy-out', force=args.force, suffixes=('.json', '.npz'))
-  log = sys.stderr if args.json == '-' else sys.stdout
-  import jaxcfr  # noqa: PLC0415
-  from jaxcfr import checkpoints, memory  # noqa: PLC0415
-
-  keep = args.keep_checkpoints or DEFAULT_KEEP
-  try:
-    if args.checkpoint:
-      training.open_checkpoints(args.checkpoint, keep, args.resume)
-    solver = algorithm.make(devices=args.devices, **given)
-    game, compile_seconds, cache_status = _compile(args, log)
-    split = args.devices > 1 and algorithm.family == algorithms.FULL_WIDTH
-    solve_game = jaxcfr.shard_game(game, args.devices) if split else game
-    bar = _ProgressBar(args)
-    with bar:
-      result = training.train(
-        solve_game,
-        solver,
-        key=args.seed,
-        iterations=args.iterations,
-        seconds=args.seconds,
-        eval_every=args.eval_every,
-        eval_every_seconds=args.eval_every_seconds,
-        checkpoint_dir=args.checkpoint,
-        checkpoint_every=args.checkpoint_every,
-        checkpoint_seconds=args.checkpoint_seconds,
-        keep_checkpoints=keep,
-        resume=args.resume,
-        identity={'devices': args.devices},
-        on_progress=bar.update,
-        log=lambda message: print(message, file=log),
-      )
-    if split:
-      result = result._replace(policy=jaxcfr.unpad_policy(result.policy, solve_game))
-  except (jaxcfr.GameError, checkpoints.CheckpointError, ValueError) as error:
-    raise UsageError(str(error)) from None
-  report = _report(args, game, solver, result, compile_seconds, cache_status)
-  print(memory.describe(report), file=log)
-  done, seconds, sampled = result.iterations, result.seconds, report.get('trajectories')
-  rate = f', {sampled:,} traversals, {sampled / max(seconds, 1e-9):,.0f}/s' if sampled else ''
-  print(
-    f'{args.algorithm}: {done:,} iterations in {seconds:.3f} s ({1000 * seconds / max(done, 1):.3f} '
-    f'ms/iteration{rate})\nexploitability {result.exploitability:.6g} '
-    f'(NashConv {result.nash_conv:.6g}), game value {result.values[0]:.6f} for player 0; '
-    f'one exact evaluation takes {1000 * result.evaluation_seconds:.2f} ms',
-    file=log,
-  )
-  return _write_outputs(args, report, log, lambda path: _save_policy(path, args, game, result, report))
+  layout = distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+  if layout is None:
+    return 1
+  if layout.process_id != 0:
+    args.quiet = True
+    for name in ('json', 'policy_out', 'plot', 'out'):
+      if getattr(args, name, None) is not None:
+        setattr(args, name, None)
+    sys.stdout = open(os.devnull, 'w')  # noqa: SIM115 (for the rest of the process)
+  return layout.num_processes
 
 
-def _report(args, game, solver, result, compile_seconds, cache_status) -> dict:
-  import jax  # noqa: PLC0415
+def _distributed_errors() -> tuple[type[BaseException], ...]:
+  """`DistributedError`, and the runtime's errors once the processes run (a lost peer)."""
+  if 'jaxcfr.distributed' not in sys.modules:
+    return ()
+  from jaxcfr import distributed  # noqa: PLC0415
 
-  from jaxcfr import memory, training  # noqa: PLC0415
-
-  report = training.summary(game, solver, result)
-  curve = report.pop('curve')
-  report.update(
-    compile_seconds=compile_seconds,
-    game_cache=cache_status,
-    **memory.accounting(game, result.state),
-    devices=args.devices,
-    backend=jax.default_backend(),
-    dtype=args.dtype,
-    seed=args.seed,
-    checkpoint=os.path.abspath(args.checkpoint) if args.checkpoint else None,
-    curve=curve,
-  )
-  return report
-
-
-def _save_policy(path, args, game, result, report) -> None:
-  from jaxcfr import policies  # noqa: PLC0415
-
-  names = ('game', 'algorithm', 'hyperparameters', 'iterations', 'exploitability', 'nash_conv', 'game_value')
-  metadata = {k: report[k] for k in (*names, 'dtype', 'version')}
-  policies.save(
-    path, game, result.policy, force=args.force, game_fingerprint=game.info.fingerprint, **metadata
-  )
-
-
-def _write_outputs(args, report: dict, log, save_policy=None) -> int:
-  """Writes the requested files. A write that fails now (the disk filled, the directory went)
-  prints the result so it is not lost, then one message: exit status 2."""
-  try:
-    if save_policy is not None and args.policy_out:
-      save_policy(args.policy_out)
-      print(f'policy written to {args.policy_out}', file=log)
-    if getattr(args, 'plot', None):
-      _plot(args.plot, report, force=args.force)
-      print(f'plot written to {args.plot}', file=log)
-    if args.json:
-      outputs.write_json(args.json, report, force=args.force)
-      if args.json != '-':
-        print(f'JSON written to {args.json}', file=log)
-  except outputs.OutputError:
-    if args.json != '-':
-      print(json.dumps(report, indent=2))
-    raise
-  return 0
-
-
-def _abstract(args) -> int:
-  from abstractions import AbstractionError  # noqa: PLC0415
-  from jaxcfr.cli import abstract as abstract_cli  # noqa: PLC0415
-
-  try:
-    return abstract_cli.run(args)
-  except AbstractionError as error:
-    raise UsageError(str(error)) from None
-
-
-def _compile(args, log):
-  """`(game, seconds, cache_status)`: the game of `args.game`, from the game cache when it holds
-  it (`cache_status` 'hit'), else compiled ('miss'; 'off' with --no-cache or JAXCFR_NO_CACHE=1)."""
-  import jax.numpy as jnp  # noqa: PLC0415
-
-  from jaxcfr import game_cache, progress  # noqa: PLC0415
-
-  start, bars = time.perf_counter(), []
-
-  def report(depth: int, histories: int) -> None:  # shown once compiling takes more than a second
-    if not bars and time.perf_counter() - start > 1.0:
-      bars.append(progress.Progress(desc='compiling', unit='histories', quiet=args.quiet))
-    if bars:
-      bars[0].update(histories - bars[0].count)
-      bars[0].set_postfix_str(f'depth {depth + 1}')
-
-  cache = not args.no_cache and game_cache.enabled()
-  try:
-    game, compile_seconds, hit = game_cache.load_or_compile(
-      args.game,
-      dtype=jnp.dtype(args.dtype),
-      max_histories=args.max_histories,
-      progress=report,
-      cache=cache,
-      log=lambda message: print(message, file=log),
-    )
-  finally:
-    for bar in bars:
-      bar.close()
-  how = (
-    f'loaded from the game cache in {compile_seconds:.2f} s'
-    if hit
-    else f'compiled in {compile_seconds:.2f} s'
-  )
-  print(
-    f'{game.name}: {game.num_histories:,} histories, {game.num_infosets:,} infosets, '
-    f'{game.num_players} players; {how}',
-    file=log,
-  )
-  return game, compile_seconds, 'hit' if hit else 'miss' if cache else 'off'
-
-
-def _evaluate_command(args) -> int:
-  outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
-  log = sys.stderr if args.json == '-' else sys.stdout
-  import jax  # noqa: PLC0415
-
-  import jaxcfr  # noqa: PLC0415
-  from jaxcfr import memory, training  # noqa: PLC0415
-
-  try:
-    blueprint = jaxcfr.load_policy(args.policy)
-    jaxcfr.load_game(args.game)  # a bad spec fails before the dtype is decided
-    if args.dtype is None:
-      recorded = blueprint.metadata.get('dtype')
-      args.dtype = recorded if recorded in ('float32', 'float64') else 'float64'
-      if args.dtype == 'float64':
-        jax.config.update('jax_enable_x64', True)
-    game, compile_seconds, cache_status = _compile(args, log)
-    policy = blueprint.policy_for(game)
-  except jaxcfr.GameError as error:
-    raise UsageError(str(error)) from None
-  report = {
-    'game': game.name,
-    'policy': os.path.abspath(args.policy),
-    **training.evaluate_policy(game, policy),
-    'compile_seconds': compile_seconds,
-    'game_cache': cache_status,
-    **memory.accounting(game),
-    'dtype': args.dtype,
-    'policy_metadata': {k: v for k, v in blueprint.metadata.items() if k not in ('format', 'format_version')},
-    'version': __version__,
-  }
-  print(
-    f'exploitability {report["exploitability"]:.6g} (NashConv {report["nash_conv"]:.6g}), '
-    f'game value {report["game_value"]:.6f} for player 0',
-    file=log,
-  )
-  return _write_outputs(args, report, log)
-
-
-class _ProgressBar:
-  """The solve's progress (one rule for every command: see `jaxcfr.progress`)."""
-
-  def __init__(self, args):
-    self._args = args
-    self._deep = algorithms.REGISTRY[args.algorithm].family == algorithms.DEEP
-    self._bar = None
-
-  def update(self, report) -> None:
-    from jaxcfr import progress  # noqa: PLC0415
-
-    if self._bar is None:  # a resumed run starts where its checkpoint was
-      args = self._args
-      self._bar = progress.Progress(args.iterations, args.algorithm, 'it', args.quiet, initial=report.start)
-    parts = []
-    if self._deep:
-      from jaxcfr import deep_cfr  # noqa: PLC0415
-
-      parts.append(deep_cfr.describe(report.state))
-    if report.curve:
-      parts.append(f'exploitability {report.curve[-1]["exploitability"]:.3g}')
-    self._bar.set_postfix_str(' '.join(parts))
-    self._bar.update(report.iteration - self._bar.count)
-
-  def __enter__(self):
-    return self
-
-  def __exit__(self, *exception):
-    if self._bar is not None:
-      self._bar.close()
-
-
-def _plot(path: str, report: dict, force: bool = False) -> None:
-  from jaxcfr import plots  # noqa: PLC0415
-
-  title = f'{report["game"]}: final exploitability {report["exploitability"]:.3g}'
-  figure = plots.convergence_figure({f'{report["algorithm"]} ({report["dtype"]})': report['curve']}, title)
-  try:
-    outputs.write_png(path, figure, force=force)
-  finally:
-    plots.close(figure)
+  return distributed.DistributedError, *distributed.runtime_errors()
 
 
 if __name__ == '__main__':

@@ -8,10 +8,9 @@
 directory, or (with `--force`) hold tables written by this command and nothing
 else. Nothing else is ever removed or overwritten.
 
-Wiring (in jaxcfr/cli/__init__.py): `from jaxcfr.cli import abstract as abstract_cli`, then
-`abstract_cli.add_parser(commands)` on the subparsers and `abstract_cli.run(args)`
-for `args.command == 'abstract'`. Bad input, a refused or unwritable `--out`
-included, raises `AbstractionError` (a ValueError) with one message.
+`run` raises `AbstractionError` (a ValueError) with one message for bad input, a refused or
+unwritable `--out` included; `command`, which `jaxcfr abstract` runs, makes it one line and exit
+status 2. Counts are checked as the other commands check theirs (`jaxcfr.cli.common`).
 """
 
 from __future__ import annotations
@@ -22,12 +21,13 @@ import sys
 import time
 
 from abstractions.tables import PROFILES, AbstractionError, BuildSettings, build_tables, check_output, save
+from jaxcfr.cli import common
 from jaxcfr.outputs import OutputError
 
-# Sampling that brings each profile within its time budget on a 2-core CPU: the default
-# is exact but for the k-means fit sample; the small profile (at most 120 s) samples 8 river
-# cards per turn board and 12 turn cards per flop board (errors stated in the metadata) and
-# uses 25 histogram bins, which halves the k-means assignment of the 14M turn classes.
+# Sampling that brings each profile within its time budget: the default is exact but for the
+# k-means fit sample; the small profile samples 8 river cards per turn board and 12 turn cards
+# per flop board (errors stated in the metadata) and uses 25 histogram bins, which halves the
+# k-means assignment of the 14M turn classes.
 PROFILE_SETTINGS = {
   'default': {
     'bins': 50,
@@ -65,12 +65,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
   parser.add_argument(
     '--force', action='store_true', help='replace tables an earlier `jaxcfr abstract` wrote at --out'
   )
-  parser.add_argument('--seed', type=int, default=0, help='seed of k-means++ and of the samples')
-  parser.add_argument('--bins', type=int, help='equity histogram bins (default 50, small 25)')
-  parser.add_argument('--turn-rivers', type=int, help='river cards sampled per turn board (48 = exact)')
-  parser.add_argument('--flop-turns', type=int, help='turn cards sampled per flop board (49 = exact)')
-  parser.add_argument('--kmeans-sample', type=int, help='classes drawn to fit each k-means')
-  parser.add_argument('--kmeans-iterations', type=int, help='k-means iterations')
+  count = common.positive_count
+  parser.add_argument('--seed', type=common.seed, default=0, help='seed of k-means++ and of the samples')
+  parser.add_argument(
+    '--bins', type=common.whole_number(2), help='equity histogram bins (default 50, small 25)'
+  )
+  parser.add_argument('--turn-rivers', type=count, help='river cards sampled per turn board (48 = exact)')
+  parser.add_argument('--flop-turns', type=count, help='turn cards sampled per flop board (49 = exact)')
+  parser.add_argument('--kmeans-sample', type=count, help='classes drawn to fit each k-means')
+  parser.add_argument('--kmeans-iterations', type=common.whole_number(0), help='k-means iterations')
   parser.add_argument('--quiet', action='store_true', help='no progress output')
   return parser
 
@@ -87,6 +90,12 @@ def settings_from_args(args: argparse.Namespace) -> BuildSettings:
     kmeans_sample=pick('kmeans_sample'),
     kmeans_iterations=pick('kmeans_iterations'),
   )
+
+
+def command(args: argparse.Namespace) -> int:
+  """`jaxcfr abstract`: `run`, with bad input as one line and exit status 2."""
+  with common.bad_input(AbstractionError):
+    return run(args)
 
 
 def run(args: argparse.Namespace) -> int:

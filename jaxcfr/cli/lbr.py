@@ -4,16 +4,14 @@ for `jaxcfr blueprint evaluate POLICY --lbr`:
     jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json -
     jaxcfr blueprint evaluate equity --lbr --hands 2000 --seed 0 --json result.json
 
-POLICY is a blueprint file or a baseline name (`poker.baselines.REGISTRY`). Imports nothing heavy
-until it runs.
+POLICY is a blueprint file, a baseline name (`poker.baselines.REGISTRY`) or search: and either
+(`jaxcfr.cli.common.resolve_policy`). Imports nothing heavy until it runs.
 """
 
 from __future__ import annotations
 
-import sys
-
-from jaxcfr import outputs
-from jaxcfr.cli.match import add_search_options, check_search_options, search_settings, whole_number
+from jaxcfr.cli import common
+from jaxcfr.cli.match import SEARCH_ONLY, seats_line
 from jaxcfr.poker import defaults
 
 DESCRIPTION = (
@@ -28,72 +26,45 @@ DESCRIPTION = (
 
 def add_arguments(parser, policy: bool = True) -> None:
   """Adds LBR's arguments to `parser`: the POLICY positional (unless `policy` is False, for a command
-  that has its own; `run` reads `args.policy`), --hands, --seed and --batch. The caller adds the output
-  options that `run` also reads: --json, --force and --quiet."""
+  that has its own; `run` reads `args.policy`), --hands, --seed, the search options and --batch. The
+  caller adds the output options that `run` also reads: --json, --force and --quiet."""
   if policy:
     names = ', '.join(defaults.BASELINES)
     parser.add_argument('policy', metavar='POLICY', help=f'a baseline ({names}) or a policy file')
   parser.add_argument(
-    '--hands', type=whole_number(4), default=defaults.LBR_HANDS,
+    '--hands', type=common.whole_number(4), default=defaults.LBR_HANDS,
     help=f'hands to play (default {defaults.LBR_HANDS:,}; rounded up to whole deal pairs)',
   )  # fmt: skip
-  parser.add_argument('--seed', type=whole_number(0), default=0, help='cards and sampling seed (default 0)')
-  add_search_options(parser)
+  parser.add_argument('--seed', type=common.seed, default=0, help='cards and sampling seed (default 0)')
+  common.add_search_options(parser)
   parser.add_argument(
     '--batch',
-    type=whole_number(2),
+    type=common.whole_number(2),
     default=defaults.LBR_BATCH,
     help=f'hands played at once (default {defaults.LBR_BATCH}; memory grows with it)',
   )
 
 
 def run(args) -> int:
-  """Runs LBR for parsed `args`; one line and exit status 2 on bad input."""
+  """Runs LBR for parsed `args`: checks the input, plays, reports and writes."""
   from jaxcfr import progress  # noqa: PLC0415
-  from jaxcfr.poker import bots  # noqa: PLC0415
   from jaxcfr.poker.eval import lbr  # noqa: PLC0415
 
-  json_path, force = getattr(args, 'json', None), getattr(args, 'force', False)
-  log = sys.stderr if json_path == '-' else sys.stdout
-  try:
-    outputs.check_file(json_path, '--json', force=force, suffixes=('.json',))
-    check_search_options(args, args.policy)
-    policy = bots.resolve_policy(args.policy, *search_settings(args))
-    if args.hands < 4:
-      raise ValueError('--hands must be at least 4 for a confidence interval')
-    if args.batch < 2:
-      raise ValueError('--batch must be at least 2 (a deal pair)')
-    total = args.hands + args.hands % 2
-    with progress.Progress(total=total, desc='lbr', unit='hands', quiet=getattr(args, 'quiet', False)) as bar:
-      result = lbr.local_best_response(
-        policy,
-        args.hands,
-        seed=args.seed,
-        batch=args.batch,
-        progress=lambda done: bar.update(done - bar.count),
-      )
-  except ValueError as error:  # OutputError and PokerInputError are ValueErrors
-    print(f'jaxcfr: error: {error}', file=sys.stderr)
-    return 2
+  log = common.log_stream(args)
+  common.check_json(args)
+  common.check_search_options(args, common.is_search(args.policy), SEARCH_ONLY)
+  policy = common.resolve_policy(args.policy, args)
+  total = args.hands + args.hands % 2
+  quiet = getattr(args, 'quiet', False)
+  with common.bad_input(ValueError), progress.Progress(total, 'lbr', 'hands', quiet) as bar:
+    result = lbr.local_best_response(
+      policy, args.hands, seed=args.seed, batch=args.batch, progress=lambda done: bar.update(done - bar.count)
+    )
   _print(result, log)
-  if json_path:
-    try:
-      outputs.write_json(json_path, result.to_json(), force=force)
-    except outputs.OutputError as error:
-      print(f'jaxcfr: error: {error}', file=sys.stderr)
-      return 2
-    if json_path != '-':
-      print(f'JSON written to {json_path}', file=log)
-  return 0
+  return common.write_outputs(args, result.to_json(), log)
 
 
 def _print(result, log) -> None:
-  seats = ', '.join(
-    f'{name} {mbb:+.1f} [{low:+.1f}, {high:+.1f}]'
-    for name, mbb, (low, high) in zip(
-      ('as small blind', 'as big blind'), result.seat_mbb, result.seat_ci95, strict=True
-    )
-  )
   needed = result.hands_for_precision(0.1)
   precision = 'the estimate is 0' if needed is None else f'+-10% of the estimate needs about {needed:,} hands'
   print(
@@ -102,6 +73,6 @@ def _print(result, log) -> None:
     f'{result.policy_seconds:.1f} s in the policy)\n'
     f'LBR: {result.lbr_mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, {result.ci95_high:+.1f}]'
     f' ({precision})\n'
-    f'  {seats}',
+    f'  {seats_line(result)}',
     file=log,
   )

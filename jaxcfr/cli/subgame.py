@@ -9,48 +9,28 @@ Imports nothing heavy until it runs.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-
 from jaxcfr import algorithms, outputs
+from jaxcfr.cli import common
 from jaxcfr.poker import defaults
 
-
-def _positive_int(text: str) -> int:
-  try:
-    value = int(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f'{text!r} is not a whole number of chips') from None
-  if value <= 0:
-    raise argparse.ArgumentTypeError(f'must be positive, got {text}')
-  return value
+HELP = "solve a heads-up no-limit hold'em spot (flop, turn or river) with ranges"
+DESCRIPTION = (
+  "Solve a heads-up no-limit hold'em spot on the public tree: ranges over hole cards, bet sizes as "
+  'postflop solvers write them, exact exploitability in % of the pot. Player OOP acts first.'
+)
 
 
-def _non_negative_float(text: str) -> float:
-  try:
-    value = float(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-  if not value >= 0 or value == float('inf'):
-    raise argparse.ArgumentTypeError(f'must be a non-negative number, got {text}')
-  return value
-
-
-def add_parser(commands, add_output_options) -> None:
+def add_parser(commands) -> None:
   """Adds the `subgame` subcommand to the `jaxcfr` parser's subcommands."""
-  parser = commands.add_parser(
-    'subgame',
-    help="solve a heads-up no-limit hold'em spot (flop, turn or river) with ranges",
-    description="Solve a heads-up no-limit hold'em spot on the public tree: ranges over hole cards, bet "
-    'sizes as postflop solvers write them, exact exploitability in % of the pot. Player OOP acts first.',
-  )
+  parser = commands.add_parser('subgame', help=HELP, description=DESCRIPTION)
   spot = parser.add_argument_group('the spot')
   spot.add_argument('--board', required=True, help="3, 4 or 5 cards, e.g. 'Td9d6hQc3s'")
   spot.add_argument(
-    '--pot', required=True, type=_positive_int, help='the pot at the start of the street, chips'
+    '--pot', required=True, type=common.positive_count, help='the pot at the start of the street, chips'
   )
-  spot.add_argument('--stack', required=True, type=_positive_int, help='the effective stack behind, chips')
+  spot.add_argument(
+    '--stack', required=True, type=common.positive_count, help='the effective stack behind, chips'
+  )
   spot.add_argument('--oop-range', required=True, help="e.g. '66+,A8s+,A5s-A4s,AJo+,KQo,QTs+:0.5'")
   spot.add_argument('--ip-range', required=True, help='the in-position range')
   sizes = parser.add_argument_group('bet sizes (the same on every street)')
@@ -62,10 +42,10 @@ def add_parser(commands, add_output_options) -> None:
     '--donk', help="OOP's lead on the turn and river after IP's bet (default: its usual bets)"
   )
   sizes.add_argument(
-    '--raise-cap', type=_positive_int, help='bets plus raises per street (default: the stacks)'
+    '--raise-cap', type=common.positive_count, help='bets plus raises per street (default: the stacks)'
   )
   sizes.add_argument(
-    '--force-all-in', type=_non_negative_float, default=defaults.FORCE_ALL_IN, metavar='F',
+    '--force-all-in', type=common.non_negative_number, default=defaults.FORCE_ALL_IN, metavar='F',
     help='a bet leaving less than F times the pot behind is an all-in (default 0.15)',
   )  # fmt: skip
   run = parser.add_argument_group('solving')
@@ -77,43 +57,41 @@ def add_parser(commands, add_output_options) -> None:
     help=f'the solver (default {defaults.ALGORITHM})',
   )
   run.add_argument(
-    '--target', type=_non_negative_float, default=defaults.TARGET_PCT, metavar='PCT',
+    '--target', type=common.non_negative_number, default=defaults.TARGET_PCT, metavar='PCT',
     help=f'stop at this exploitability, %% of the pot (default {defaults.TARGET_PCT}); 0: run the budget',
   )  # fmt: skip
   run.add_argument(
-    '--iterations', type=_positive_int,
+    '--iterations', type=common.positive_count,
     help=f'at most this many iterations (default {defaults.MAX_ITERATIONS} without --seconds)',
   )  # fmt: skip
-  run.add_argument('--seconds', type=_non_negative_float, help='at most this many solving seconds')
+  run.add_argument('--seconds', type=common.positive_seconds, help='at most this many solving seconds')
   run.add_argument(
-    '--eval-every', type=_positive_int, default=defaults.EVAL_EVERY, metavar='K',
+    '--eval-every', type=common.positive_count, default=defaults.EVAL_EVERY, metavar='K',
     help=f'exact exploitability every K iterations (default {defaults.EVAL_EVERY})',
   )  # fmt: skip
   run.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   run.add_argument(
-    '--max-memory', type=_non_negative_float, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
+    '--max-memory', type=common.non_negative_number, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
     help=f'refuse a spot needing more memory (default {defaults.MAX_BYTES / 2**30:g} GiB; 0: no limit)',
   )  # fmt: skip
   out = parser.add_argument_group('outputs')
   out.add_argument(
     '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
   )
-  add_output_options(out)
+  common.add_output_options(out)
 
 
 def run(args) -> int:
-  """Runs `jaxcfr subgame`; one line and exit status 2 on bad input."""
+  """Runs `jaxcfr subgame`: checks the outputs, builds the spot, solves, reports and writes."""
   import jax.numpy as jnp  # noqa: PLC0415
 
   from jaxcfr import progress  # noqa: PLC0415
   from jaxcfr.poker.subgame import solving  # noqa: PLC0415
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
-  log = sys.stderr if args.json == '-' else sys.stdout
-  try:
-    if args.seconds is not None and args.seconds <= 0:
-      raise ValueError('--seconds must be positive')
-    outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
+  log = common.log_stream(args)
+  with common.bad_input(ValueError, TrainingError):  # PokerInputError and OutputError are ValueErrors
+    common.check_json(args)
     outputs.check_file(args.strategy_out, '--strategy-out', force=args.force, suffixes=('.npz',))
     spec = solving.SpotSpec(
       args.board, args.pot, args.stack, (args.oop_range, args.ip_range), args.bets, args.raises, args.donk,
@@ -134,25 +112,10 @@ def run(args) -> int:
         game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
         seconds=args.seconds, eval_every=args.eval_every, dtype=jnp.dtype(args.dtype), on_progress=show,
       )  # fmt: skip
-  except (ValueError, TrainingError) as error:  # PokerInputError and OutputError are ValueErrors
-    print(f'jaxcfr: error: {error}', file=sys.stderr)
-    return 2
   report = solving.report(result, spec)
   _print(result, log)
-  try:
-    if args.strategy_out:
-      solving.save_strategy(args.strategy_out, result, force=args.force)
-      print(f'strategy written to {args.strategy_out}', file=log)
-    if args.json:
-      outputs.write_json(args.json, report, force=args.force)
-      if args.json != '-':
-        print(f'JSON written to {args.json}', file=log)
-  except outputs.OutputError as error:
-    if args.json != '-':
-      print(json.dumps(report, indent=2))
-    print(f'jaxcfr: error: {error}', file=sys.stderr)
-    return 2
-  return 0
+  save = lambda path: solving.save_strategy(path, result, force=args.force)  # noqa: E731
+  return common.write_outputs(args, report, log, ('strategy', args.strategy_out, save))
 
 
 def _print(result, log) -> None:

@@ -26,12 +26,16 @@ def resolve_policy(
   iterations: int | None = None,
   warm_start: int | tuple[int, int] | None = None,
   gadget: str | None = None,
+  *,
+  seed: int = 0,
+  tables=None,
 ):
   """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
   defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
   re-solve (with no time limit and no target), `warm_start` iterations of the blueprint or a river
-  `gadget` are given). Raises ValueError with one line naming the problem."""
+  `gadget` are given; its sampling `seed`). `tables`: a policy file's abstraction tables (default: the
+  directory it recorded). Raises ValueError with one line naming the problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -39,13 +43,14 @@ def resolve_policy(
     options = {} if think_seconds is None else {'think_seconds': think_seconds}
     if iterations is not None:
       options = {'think_seconds': None, 'iterations': iterations, 'target_pct': None}
+    options['seed'] = seed
     if streets is not None:
       options['streets'] = streets
     if warm_start is not None:
       options['warm_start'] = warm_start
     if gadget is not None:
       options['gadget'] = gadget
-    return search.search_policy(resolve_policy(inner), name=spec, **options)
+    return search.search_policy(resolve_policy(inner, tables=tables), name=spec, **options)
   if spec in baselines.REGISTRY:
     return baselines.REGISTRY[spec]()
   if not os.path.exists(spec):
@@ -53,6 +58,6 @@ def resolve_policy(
       f'{spec!r} is neither a baseline ({", ".join(baselines.REGISTRY)}) nor an existing policy file'
     )
   try:
-    return blueprint.load_policy(spec)
+    return blueprint.load_policy(spec, tables)
   except (OSError, KeyError) as error:
     raise ValueError(f'{spec!r}: cannot load a policy: {error}') from None

@@ -30,8 +30,8 @@ WARM_START = (0, 0)
 # hand, its best-response value against the blueprint instead of entering the re-solved subgame.
 GADGETS = ('resolve', 'maxmargin')
 GADGET = None  # the search bot's default: unsafe re-solving
-# `jaxcfr blueprint train --algorithm deep-cfr`: sized for a 2-core CPU (about 1 s an update on the
-# small preset: a fifth traversing, the rest training). On a GPU or TPU, DEEP_BLUEPRINT_ACCELERATOR.
+# `jaxcfr blueprint train --algorithm deep-cfr`: sized for a CPU of a few cores (an update on the small
+# preset spends most of its time training, the rest traversing). On a GPU or TPU, DEEP_BLUEPRINT_ACCELERATOR.
 DEEP_BLUEPRINT = {
   'traversals': 256,
   'advantage_layers': (128, 128),

@@ -1,15 +1,17 @@
 """`jaxcfr blueprint train` end to end on stand-in tables (full-size tables of a few buckets, written
-in a second: building real ones takes minutes), and one clear line with exit status 2 for bad input."""
+directly rather than built by k-means), `train_blueprint` from Python, and one clear line with exit
+status 2 for bad input."""
 
 import json
 
 import numpy as np
 import pytest
-from test_cli import run_cli
+from cli_runner import run_cli
 
 import abstractions
 from abstractions.isomorphism import hand_indexer
-from jaxcfr.poker.blueprint import files, policy
+from jaxcfr import cli, outputs
+from jaxcfr.poker.blueprint import BlueprintSettings, files, policy, train_blueprint
 from jaxcfr.poker.blueprint import tree as tree_lib
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.rules.cards import FULL_DECK
@@ -80,6 +82,36 @@ def test_train_writes_a_blueprint_the_policy_reads(tables, tmp_path):
   code, out, err, _ = train(tables, tmp_path, *resume, '--bets', 'default')
   assert code == 2 and err.count('\n') == 1 and 'Traceback' not in err
   assert "belongs to another run: it has bets 'small' (this run: 'default')" in err
+
+
+@pytest.mark.slow
+def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_path):
+  """`train_blueprint` is `jaxcfr blueprint train` without the command line: for the same seed and
+  iterations, the same blueprint (arrays and metadata but for the seconds) and the same report."""
+  command, library = tmp_path / 'command.npz', tmp_path / 'library.npz'
+  args = ['blueprint', 'train', '--abstraction', tables, '--iterations', '2', '--batch-size', '32',
+          '--seed', '3']  # fmt: skip
+  assert cli.main([*args, '--out', str(command), '--json', str(tmp_path / 'command.json'), '--quiet']) == 0
+  updates, lines = [], []
+  settings = BlueprintSettings(abstraction=tables, iterations=2, seed=3, hyperparameters={'batch_size': 32})
+  run = train_blueprint(settings, str(library), on_progress=updates.append, log=lines.append)
+  ours, theirs = files.load_blueprint(str(library)), files.load_blueprint(str(command))
+  np.testing.assert_array_equal(ours.probabilities, theirs.probabilities)
+  timing = {'seconds'}
+  assert {k: v for k, v in ours.metadata.items() if k not in timing} == {
+    k: v for k, v in theirs.metadata.items() if k not in timing
+  }
+  assert ours.metadata['iterations'] == 2 and ours.metadata['seed'] == 3
+  report = json.loads((tmp_path / 'command.json').read_text())
+  written = json.loads(outputs.json_text(run.report))
+  timed = {'seconds', 'traversals_per_second', 'jit_seconds'}
+  assert set(written) <= set(report) and {k: v for k, v in written.items() if k not in timed} == {
+    k: report[k] for k in written if k not in timed
+  }
+  assert run.result.iterations == 2 and updates[-1].iteration == 2 and updates[-1].label.endswith('tables')
+  assert lines[0].startswith('blueprint: bets small (3,746 nodes, 1,496 decision nodes), buckets 3/2/2/2')
+  with pytest.raises(files.BlueprintError, match='give a budget'):
+    train_blueprint(BlueprintSettings(abstraction=tables))
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import sys
 
 import cli_runner
 import pytest
+from cli_runner import run_cli
 
 from jaxcfr import cli, plots
 
@@ -25,11 +26,6 @@ CONTRACT_FIELDS = {
   'devices',
   'curve',
 }
-
-
-def run_cli(*args):
-  """Runs `jaxcfr ARGS` in a fresh process (`cli_runner`); returns (exit code, stdout, stderr)."""
-  return cli_runner.run(list(args), {**os.environ, 'JAX_PLATFORMS': 'cpu'}, timeout=300)
 
 
 def test_the_cli_runner_gives_what_a_plain_subprocess_gives(tmp_path, monkeypatch):

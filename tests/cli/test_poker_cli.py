@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from test_cli import run_cli
+from cli_runner import run_cli
 
 from jaxcfr.poker.subgame import solving
 

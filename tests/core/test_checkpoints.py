@@ -16,8 +16,8 @@ import time
 import jax
 import numpy as np
 import pytest
+from cli_runner import run_cli
 from conftest import FULL_WIDTH, compiled, jitted_run
-from test_cli import run_cli
 
 import jaxcfr
 from jaxcfr import checkpoints, cli

@@ -1,5 +1,7 @@
-"""The package's import graph, read from the source: no module imports
-itself back through others, and the core stays free of `abstractions`."""
+"""The package's import graph, read from the source: no module imports itself back through others;
+the core stays free of `abstractions`, of the poker layer and of the command line; the poker layer's
+rooms (rules -> subgame -> blueprint -> search -> eval -> bots -> play) import only downwards, so the
+search bot never depends on the evaluation code."""
 
 import ast
 import pathlib
@@ -101,3 +103,77 @@ def test_only_the_cli_and_the_poker_layer_import_abstractions():
   assert not offenders, (
     f'{offenders} import abstractions; only {sorted(ALLOWED_TO_IMPORT_ABSTRACTIONS)} and {POKER_LAYER} may'
   )
+
+
+# The poker layer's rooms, bottom up: a module may import its own room and the rooms below it, never
+# one above (`rules` are what everything stands on; `play` is a person's front end).
+POKER_ROOMS = ('defaults', 'rules', 'subgame', 'blueprint', 'search', 'eval', 'bots', 'play')
+
+
+def _poker_room(module: str) -> str | None:
+  """The room of a module of the poker layer (its first name under jaxcfr.poker), None elsewhere."""
+  prefix = POKER_LAYER + '.'
+  return module[len(prefix) :].split('.')[0] if module.startswith(prefix) else None
+
+
+def _uphill(graph: dict[str, set[str]]) -> list[str]:
+  """Every import of the poker layer that runs from a room to one above it, as 'a -> b'."""
+  found = []
+  for name, imported in sorted(graph.items()):
+    room = _poker_room(name)
+    if room is None:
+      continue
+    for target in sorted(imported):
+      other = _poker_room(target)
+      if other is not None and POKER_ROOMS.index(other) > POKER_ROOMS.index(room):
+        found.append(f'{name} -> {target}')
+  return found
+
+
+def test_every_poker_module_sits_in_a_known_room():
+  rooms = {_poker_room(name) for name in _graph()} - {None, ''}
+  assert rooms == set(POKER_ROOMS), f'rooms without a place in POKER_ROOMS: {rooms - set(POKER_ROOMS)}'
+
+
+def test_poker_imports_only_go_down():
+  assert _uphill(_graph()) == []
+
+
+def test_an_import_up_is_found():
+  graph = {'jaxcfr.poker.search.bot': {'jaxcfr.poker.eval.lbr', 'jaxcfr.poker.rules.nlhe', 'numpy'}}
+  assert _uphill(graph) == ['jaxcfr.poker.search.bot -> jaxcfr.poker.eval.lbr']
+
+
+def test_the_search_bot_does_not_import_the_evaluation_code():
+  graph = _graph()
+  offenders = {
+    (name, target)
+    for name, imported in graph.items()
+    if _poker_room(name) == 'search'
+    for target in imported
+    if _poker_room(target) == 'eval'
+  }
+  assert not offenders
+
+
+def test_the_library_never_imports_the_command_line():
+  offenders = sorted(
+    f'{name} -> {target}'
+    for name, imported in _graph().items()
+    if not (name == 'jaxcfr.cli' or name.startswith('jaxcfr.cli.'))
+    for target in imported
+    if target == 'jaxcfr.cli' or target.startswith('jaxcfr.cli.')
+  )
+  assert not offenders
+
+
+def test_the_core_never_imports_the_poker_layer():
+  offenders = sorted(
+    f'{name} -> {target}'
+    for name, imported in _graph().items()
+    if name.startswith('jaxcfr.') and _poker_room(name) is None and name != POKER_LAYER
+    if not (name == 'jaxcfr.cli' or name.startswith('jaxcfr.cli.'))
+    for target in imported
+    if target == POKER_LAYER or _poker_room(target) is not None
+  )
+  assert not offenders

@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from cli_runner import run_cli
 from conftest import compiled, host_devices_env
-from test_cli import run_cli
 
 import jaxcfr
 from jaxcfr import checkpoints, mccfr, solvers
@@ -165,7 +165,7 @@ def test_200_plus_200_resumed_iterations_equal_400(factory, tmp_path):
     np.testing.assert_array_equal(getattr(resumed, name), getattr(straight, name))
 
 
-@pytest.mark.slow  # 13 s; by default sharded MCCFR is checked exactly by test_blueprint.py (two devices)
+@pytest.mark.slow  # by default sharded MCCFR is checked exactly by test_blueprint.py (two devices)
 def test_four_host_devices_match_one_within_noise_and_repeat_exactly():
   """In a subprocess with four forced CPU devices: the batch is split four ways."""
   script = textwrap.dedent(

@@ -8,8 +8,8 @@ import sys
 import jax
 import numpy as np
 import pytest
+from cli_runner import run_cli
 from conftest import compiled, solve
-from test_cli import run_cli
 
 import jaxcfr
 from jaxcfr import policies

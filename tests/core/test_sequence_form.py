@@ -148,7 +148,7 @@ def test_three_player_kuhn_converges_over_sequences(algorithm, bound):
 @pytest.mark.parametrize(
   'spec',
   [pytest.param('leduc', marks=pytest.mark.slow), 'kuhn(players=3)', 'leduc(suit_isomorphism=True)'],
-)  # Leduc without isomorphism: the same layouts as with it, at twice the cost (17 s)
+)  # Leduc without isomorphism: the same layouts as with it, at twice the cost
 def test_levels_split_into_buckets_give_the_same_regrets(spec, monkeypatch):
   """With no cost per bucket, the levels' terminals are split into several tables of
   different widths and put back in order through `cells`: still exact."""

@@ -3,22 +3,18 @@ forced CPU devices give the one-device results (in subprocesses: the device coun
 before JAX starts)."""
 
 import json
-import os
 import subprocess
 import sys
 
 import jax
 import numpy as np
 import pytest
-from conftest import compiled, host_devices_env
+from conftest import compiled, host_devices_env, import_paths
 from test_evaluation import HiddenCount
 from test_sequence_form import Forgetful
 
 import jaxcfr
 from jaxcfr import sharding
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
-
 
 # kuhn (sequence form); liars_dice(3) (no depth a multiple of 4); HiddenCount (10 infosets, spanning
 # depths, general-sum); Forgetful (imperfect recall: no sequence form); Leduc over sequences and histories.
@@ -71,7 +67,7 @@ import json, sys
 import jax
 jax.config.update('jax_enable_x64', True)
 import numpy as np
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {paths!r}
 import jaxcfr
 from jaxcfr import sharding
 from test_sharding import GAMES
@@ -98,7 +94,7 @@ print(json.dumps(out))
 
 
 def _run_four_devices(cases, iterations):
-  script = _SCRIPT.format(tests=TESTS, cases=cases, iterations=iterations)
+  script = _SCRIPT.format(paths=import_paths(__file__), cases=cases, iterations=iterations)
   env = host_devices_env(4)
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=env, timeout=900
@@ -140,7 +136,7 @@ def test_four_devices_equal_one_on_leduc_for_every_full_width_algorithm():
 
 @pytest.mark.slow
 def test_cli_solves_over_four_devices():
-  from test_cli import run_cli  # noqa: PLC0415
+  from cli_runner import run_cli  # noqa: PLC0415
 
   reports = []
   for devices in ('1', '4'):

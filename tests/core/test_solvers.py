@@ -149,7 +149,7 @@ def test_matches_numpy_reference(algorithm, alternating, spec, path):
     ('kuhn', 'kuhn_poker', 'cfr'),
     ('kuhn', 'kuhn_poker', 'cfr+'),
     ('leduc', 'leduc_poker', 'cfr+'),
-    pytest.param('leduc', 'leduc_poker', 'cfr', marks=pytest.mark.slow),  # CFR on Leduc: 14 s
+    pytest.param('leduc', 'leduc_poker', 'cfr', marks=pytest.mark.slow),  # CFR+ covers Leduc by default
   ],
 )
 def test_curves_equal_openspiel_cpp(spec, os_spec, algorithm):

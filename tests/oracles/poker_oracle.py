@@ -6,7 +6,7 @@ through jaxcfr's OpenSpiel bridge and reports game values and exploitabilities, 
 compare jaxcfr's own public-tree subgame solver against it.
 
 What `universal_poker` does with the subgame parameters (OpenSpiel 2.0.2, read from its source
-and checked at run time; `tests/test_poker_oracle.py` checks the parts we rely on):
+and checked at run time; `tests/poker/subgame/test_poker_oracle.py` checks the parts we rely on):
 
 - `potSize=P` sets both players' spent chips to P / 2 (P must be even). It does not touch the
   state's `maxSpent`, which stays the largest blind, so the blinds must be `P/2 P/2` or the

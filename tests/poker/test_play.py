@@ -14,13 +14,13 @@ import pytest
 pytest.importorskip('pokerkit')
 
 import nlhe_oracle  # noqa: E402
-from test_cli import run_cli  # noqa: E402
+from cli_runner import run_cli  # noqa: E402
 
 import abstractions  # noqa: E402
 from abstractions import NoLimitRules  # noqa: E402
 from abstractions.isomorphism import hand_indexer  # noqa: E402
 from jaxcfr.cli import play as play_cli  # noqa: E402
-from jaxcfr.poker import play  # noqa: E402
+from jaxcfr.poker import bots, play  # noqa: E402
 from jaxcfr.poker.blueprint import files  # noqa: E402
 from jaxcfr.poker.blueprint import tree as tree_lib  # noqa: E402
 from jaxcfr.poker.eval import baselines  # noqa: E402
@@ -279,8 +279,6 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   not_a_blueprint = tmp_path / 'notes.npz'
   not_a_blueprint.write_text('hello')
   assert 'notes.npz' in error_of('--blueprint', str(not_a_blueprint))
-  monkeypatch.setitem(sys.modules, 'jaxcfr.poker.search', None)  # as if the search bot were missing
-  assert 'needs the search bot (jaxcfr.poker.search)' in error_of('--bot', 'random', '--search')
   monkeypatch.setitem(sys.modules, 'pokerkit', None)
   assert 'needs pokerkit' in error_of('--bot', 'random')
   monkeypatch.setattr(sys, 'version_info', (3, 10, 14))
@@ -296,16 +294,17 @@ def test_the_jaxcfr_command_line_reports_a_missing_blueprint(tmp_path):
   assert err == f"jaxcfr: error: --blueprint '{tmp_path / 'missing.npz'}': no such file\n"
 
 
-def test_search_wraps_the_bot_lazily(monkeypatch):
+def test_search_wraps_the_bot(monkeypatch):
+  """`--search` is the policy spec search:BOT, made by `bots.resolve_policy` as `jaxcfr match` makes it."""
   calls = []
 
-  def search_policy(policy, *, think_seconds=1.0, seed=0, **options):
+  def search_policy(policy, *, think_seconds=1.0, seed=0, name=None, **options):
     calls.append((policy.name, think_seconds, seed, *options.values()))
     return baselines.AlwaysFold(name='search(always-call)')
 
   module = types.ModuleType('jaxcfr.poker.search.bot')
   module.search_policy = search_policy
-  monkeypatch.setitem(sys.modules, 'jaxcfr.poker.search.bot', module)
+  monkeypatch.setattr(bots, 'search', module)
   argv = ['--bot', 'always-call', '--search', '--think-seconds', '0.5', '--seed', '3', '--hands', '1']
   code, transcript = play_text(argv, ['b 300'])
   assert code == 0 and calls == [('always-call', 0.5, 3)]

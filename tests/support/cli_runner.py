@@ -1,11 +1,14 @@
 """Runs `jaxcfr ARGS` as a fresh process per call without paying Python's and JAX's start each time.
 
-Starting `python -m jaxcfr.cli` costs about 3 seconds here (importing JAX), more than most of the
-CLI tests' own work (bad input fails in milliseconds). One server process per test process imports
-the CLI once, starts no JAX backend, and forks a child for every call: the child has a fresh process
-of its own (its own JAX backend, configuration and files, its exit status, and its stdout and stderr
-captured at the file-descriptor level), as `python -m jaxcfr.cli ARGS` would, run from the caller's
-working directory. `JAXCFR_TEST_CLI_SUBPROCESS=1` runs every call as a plain subprocess instead.
+Starting `python -m jaxcfr.cli` (importing JAX) costs more than most of the CLI tests' own work
+(bad input fails before any). One server process per test process imports the CLI once, starts no
+JAX backend, and forks a child for every call: the child has a fresh process of its own (its own
+JAX backend, configuration and files, its exit status, and its stdout and stderr captured at the
+file-descriptor level), as `python -m jaxcfr.cli ARGS` would, run from the caller's working
+directory. `JAXCFR_TEST_CLI_SUBPROCESS=1` runs every call as a plain subprocess instead.
+
+    from cli_runner import run_cli               # tests/support is on sys.path (conftest.py)
+    code, out, err = run_cli('solve', 'kuhn', '--iterations', '10', '--json', '-')
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import threading
 _SERVER = r"""
 import atexit, json, os, sys, traceback
 import jaxcfr.cli
-import abstractions, jaxcfr.cli.lbr  # what jaxcfr.cli imports only when a command needs it
+import abstractions, jaxcfr.cli.abstract  # what jaxcfr.cli imports only when it builds its parser
 
 def child(request):
   os.chdir(request['cwd'])
@@ -96,6 +99,11 @@ def _stop(server: subprocess.Popen) -> None:
       server.wait(timeout=30)
     except subprocess.TimeoutExpired:
       _kill(server)
+
+
+def run_cli(*args) -> tuple[int, str, str]:
+  """(exit status, stdout, stderr) of `jaxcfr ARGS` in a fresh process on the CPU."""
+  return run(list(args), {**os.environ, 'JAX_PLATFORMS': 'cpu'}, timeout=300)
 
 
 def run(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:

@@ -4,13 +4,16 @@
     tree = blueprint.build_tree('small')                        # the abstract betting tree (host)
     game = blueprint.make_game(tree.bets, abstractions.load('tables/'), tree=tree)
     result = jaxcfr.train(game, blueprint.blueprint_solver(batch_size=1024), seconds=60, evaluate=False)
+    run = blueprint.train_blueprint(blueprint.BlueprintSettings(abstraction='tables/', seconds=60),
+                                    out='blueprint.npz')       # all of `jaxcfr blueprint train`
     policy = blueprint.load_policy('blueprint.npz')             # a jaxcfr.poker.rules.nlhe.Policy
 
 Modules: `tree` (the abstract betting tree and the bet presets), `game` (the abstract game: deck,
 streets, bucket functions, the history-compiled twin of small games), `mccfr` (external-sampling MCCFR
 over sampled deals), `deep` (Deep CFR and SD-CFR on the same game: networks of the hold'em features
 of `features`), `files` (the blueprint files), `policy` (the blueprint in the real game),
-`training` and `cli` (`jaxcfr blueprint train`).
+`training` (the whole run of `jaxcfr blueprint train`: `train_blueprint`; its front end is
+`jaxcfr.cli.blueprint`).
 """
 
 import importlib
@@ -36,6 +39,9 @@ _HOMES = {
   'load_networks': 'files',
   'save_networks': 'files',
   'deep_blueprint_solver': 'deep',
+  'BlueprintRun': 'training',
+  'BlueprintSettings': 'training',
+  'train_blueprint': 'training',
 }
 
 

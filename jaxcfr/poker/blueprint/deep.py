@@ -34,6 +34,7 @@ Reservoirs use Algorithm R (`deep_cfr.reservoir_add`); the state is a pytree of 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import jax
@@ -54,7 +55,7 @@ NAME = 'blueprint-deep-cfr'
 SD_NAME = 'blueprint-sd-cfr'
 KEY_WIDTH = 8  # row, hole pair, five board slots
 
-DEFAULTS = dict(defaults.DEEP_BLUEPRINT)  # sized for a 2-core CPU
+DEFAULTS = dict(defaults.DEEP_BLUEPRINT)  # sized for a CPU of a few cores
 
 
 def default_hyperparameters(backend: str | None = None) -> dict:
@@ -140,6 +141,45 @@ def deep_blueprint_solver(
   iterations, `deep_cfr.reservoir_add` on the flattened parameters, weighted by their iteration), and
   the average policy is their t-weighted mixture (`average_policy` returns the reservoirs; the
   real-game policy samples one network per hand with probability proportional to t, as SD-CFR plays)."""
+  deep = _config(nodes, single, snapshots, hyperparameters)
+  if single:
+    return Solver(
+      functools.partial(init, deep),
+      functools.partial(update, deep),
+      current_policy,
+      network_snapshots,
+      SD_NAME,
+      {**deep.hyperparameters, 'snapshots': snapshots},
+    )
+  return Solver(
+    functools.partial(init, deep),
+    functools.partial(update, deep),
+    current_policy,
+    functools.partial(strategy_networks, deep),
+    NAME,
+    deep.hyperparameters,
+    costly_policy=True,
+  )
+
+
+# The solver's passes. Those that take a `DeepBlueprintConfig` first are bound to it by
+# `deep_blueprint_solver`.
+
+
+class DeepBlueprintConfig(NamedTuple):
+  """What the passes read besides the state and the game."""
+
+  hyperparameters: dict  # validated (`DEFAULTS`' names; SD-CFR's without the strategy network's)
+  optimizer: optax.GradientTransformation  # Adam at the learning rate, for every network
+  nodes: Nodes  # the decision rows' node features (`nodes_of`)
+  width: int  # the networks' input width: the hold'em features and the node's history
+  single: bool  # SD-CFR: reservoirs of advantage networks instead of strategy networks
+  snapshots: int  # SD-CFR: the networks each player's reservoir keeps
+
+
+def _config(nodes: Nodes, single: bool, snapshots: int, hyperparameters: dict) -> DeepBlueprintConfig:
+  """The validated hyper-parameters (defaults by backend for the rest) and what the passes derive
+  from them."""
   defaults = {
     k: v for k, v in default_hyperparameters().items() if not (single and k.startswith('strategy_'))
   }
@@ -154,117 +194,135 @@ def deep_blueprint_solver(
   for name in ('advantage_batch_size', 'strategy_batch_size'):
     if config.get(name, 0) is None:
       raise ValueError(f"{name} must be a number on hold'em (its reservoir has no infoset to aggregate by)")
-  optimizer = optax.adam(config['learning_rate'])
   width = features_lib.SIZE + nodes.history.shape[-1]
+  return DeepBlueprintConfig(config, optax.adam(config['learning_rate']), nodes, width, single, snapshots)
 
-  def sizes(game, layers):
-    return (width, *layers, game.num_actions)
 
-  def init(game: BlueprintGame, key: jax.Array | None = None) -> DeepBlueprintState:
-    if key is None:
-      raise ValueError('Deep CFR draws deals and initialises networks from a key: init(game, key)')
-    key, init_key = jax.random.split(key)
-    params = tuple(
-      deep_cfr.mlp_init(k, sizes(game, config['advantage_layers'])) for k in jax.random.split(init_key)
+def init(deep: DeepBlueprintConfig, game: BlueprintGame, key: jax.Array | None = None) -> DeepBlueprintState:
+  if key is None:
+    raise ValueError('Deep CFR draws deals and initialises networks from a key: init(game, key)')
+  config = deep.hyperparameters
+  key, init_key = jax.random.split(key)
+  params = tuple(
+    deep_cfr.mlp_init(k, _sizes(deep, game, config['advantage_layers'])) for k in jax.random.split(init_key)
+  )
+
+  def buffers(capacity):
+    empty = game.num_decisions
+    return tuple(deep_cfr.reservoir_init(capacity, game.num_actions, empty, KEY_WIDTH) for _ in range(2))
+
+  size = jax.flatten_util.ravel_pytree(params[0])[0].shape[0]
+  return DeepBlueprintState(
+    jnp.zeros((), jnp.int32),
+    params,
+    buffers(config['advantage_capacity']),
+    () if deep.single else buffers(config['strategy_capacity']),
+    tuple(deep_cfr.reservoir_init(deep.snapshots, size, -1) for _ in range(2)) if deep.single else (),
+    jnp.zeros((2,), jnp.float32),
+    key,
+  )
+
+
+def update(deep: DeepBlueprintConfig, state: DeepBlueprintState, game: BlueprintGame) -> DeepBlueprintState:
+  """Update t: player 0, then player 1, traverses, stores its samples and trains its advantage network
+  (`_player_update`)."""
+  t = state.iteration + 1
+  weight = t.astype(jnp.float32)
+  key, *player_keys = jax.random.split(state.key, 3)
+  for p in range(2):
+    state = _player_update(deep, state, game, p, player_keys[p], t, weight)
+  return state._replace(iteration=t, key=key)
+
+
+def _player_update(
+  deep: DeepBlueprintConfig, state: DeepBlueprintState, game: BlueprintGame, p: int, key, t, weight
+):
+  """Player p's part of update t (weight: t as float32): its deals and walk under the current networks,
+  its regrets into its advantage reservoir and the opponent's strategies into the opponent's strategy
+  reservoir (Deep CFR), its advantage network's training, and (SD-CFR) the network into its reservoir."""
+  config, nodes, batch = deep.hyperparameters, deep.nodes, deep.hyperparameters['traversals']
+  deal_key, walk_key, regret_key, strategy_key, init_key, train_key, snapshot_key = jax.random.split(key, 7)
+  hole, board = deal(game, deal_key, batch)
+  trained = jnp.stack([t > 1, (t > 1) | (p > 0)])
+  sigma = network_strategy(game, nodes, state.advantage_params, hole, board, trained)  # [D, B, A]
+  draws = jax.random.uniform(walk_key, (game.num_decisions, batch), jnp.float32)
+  instant, reach = mccfr.walk(game, sigma, showdown(hole, board), draws, p)
+  keys = deal_keys(game, hole, board)  # [D, B, 8]
+  own = game.player == p  # [D]
+  flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
+  buffer = deep_cfr.reservoir_add(
+    state.advantage_buffers[p], regret_key, flat(keys), weight, flat(instant) / nodes.stack,
+    flat(reach & own[:, None]),
+  )  # fmt: skip
+  strategy = state.strategy_buffers
+  if not deep.single:
+    q = 1 - p
+    kept = deep_cfr.reservoir_add(
+      strategy[q], strategy_key, flat(keys), weight, flat(sigma), flat(reach & ~own[:, None])
     )
+    strategy = deep_cfr._replace(strategy, q, kept)
+  start = state.advantage_params[p]
+  if config['reinitialize']:
+    start = deep_cfr.mlp_init(init_key, _sizes(deep, game, config['advantage_layers']))
+  loss = deep_cfr.minibatch_loss(
+    _predictor(nodes, game), buffer, config['advantage_batch_size'], deep_cfr.advantage_loss, t
+  )
+  new, value = deep_cfr.fit(deep.optimizer, start, loss, train_key, config['advantage_steps'])
+  losses = state.advantage_loss.at[p].set(value)
+  kept_networks = state.snapshots
+  if deep.single:  # iteration t's network joins p's reservoir of networks
+    vector = jax.flatten_util.ravel_pytree(new)[0][None]
+    snapshot = deep_cfr.reservoir_add(kept_networks[p], snapshot_key, t[None], weight, vector, True)
+    kept_networks = deep_cfr._replace(kept_networks, p, snapshot)
+  return state._replace(
+    advantage_params=deep_cfr._replace(state.advantage_params, p, new),
+    advantage_buffers=deep_cfr._replace(state.advantage_buffers, p, buffer),
+    strategy_buffers=strategy,
+    snapshots=kept_networks,
+    advantage_loss=losses,
+  )
 
-    def buffers(capacity):
-      empty = game.num_decisions
-      return tuple(deep_cfr.reservoir_init(capacity, game.num_actions, empty, KEY_WIDTH) for _ in range(2))
 
-    size = jax.flatten_util.ravel_pytree(params[0])[0].shape[0]
-    return DeepBlueprintState(
-      jnp.zeros((), jnp.int32),
-      params,
-      buffers(config['advantage_capacity']),
-      () if single else buffers(config['strategy_capacity']),
-      tuple(deep_cfr.reservoir_init(snapshots, size, -1) for _ in range(2)) if single else (),
-      jnp.zeros((2,), jnp.float32),
-      key,
+def strategy_networks(deep: DeepBlueprintConfig, state: DeepBlueprintState, game: BlueprintGame):
+  """Each player's strategy network, trained from scratch on its strategy reservoir: a tuple of
+  parameters. Pure: its keys derive from `state.key` without consuming it."""
+  config = deep.hyperparameters
+  keys = jax.random.split(jax.random.fold_in(state.key, 1))
+  t = jnp.maximum(state.iteration, 1)
+  out = []
+  for key, buffer in zip(keys, state.strategy_buffers, strict=True):
+    init_key, train_key = jax.random.split(key)
+    start = deep_cfr.mlp_init(init_key, _sizes(deep, game, config['strategy_layers']))
+    loss = deep_cfr.minibatch_loss(
+      _predictor(deep.nodes, game), buffer, config['strategy_batch_size'], deep_cfr.strategy_loss, t
     )
+    out.append(deep_cfr.fit(deep.optimizer, start, loss, train_key, config['strategy_steps'])[0])
+  return tuple(out)
 
-  def predictor(game):
-    def predict(params, keys):
-      rows = jnp.minimum(keys[:, 0], game.num_decisions - 1)
-      x = row_features(game, nodes, rows, keys[:, 1:3], keys[:, 3:])
-      return deep_cfr.mlp_apply(params, x), game.legal_mask[rows], keys[:, 0] < game.num_decisions
 
-    return predict
+def current_policy(state: DeepBlueprintState, game: BlueprintGame):
+  return state.advantage_params
 
-  def update(state: DeepBlueprintState, game: BlueprintGame) -> DeepBlueprintState:
-    t = state.iteration + 1
-    weight = t.astype(jnp.float32)
-    key, *player_keys = jax.random.split(state.key, 3)
-    params, advantage, strategy, losses = (
-      state.advantage_params, state.advantage_buffers, state.strategy_buffers, state.advantage_loss,
-    )  # fmt: skip
-    kept_networks = state.snapshots
-    batch = config['traversals']
-    for p in range(2):
-      deal_key, walk_key, regret_key, strategy_key, init_key, train_key, snapshot_key = jax.random.split(
-        player_keys[p], 7
-      )
-      hole, board = deal(game, deal_key, batch)
-      trained = jnp.stack([t > 1, (t > 1) | (p > 0)])
-      sigma = network_strategy(game, nodes, params, hole, board, trained)  # [D, B, A]
-      draws = jax.random.uniform(walk_key, (game.num_decisions, batch), jnp.float32)
-      instant, reach = mccfr.walk(game, sigma, showdown(hole, board), draws, p)
-      keys = deal_keys(game, hole, board)  # [D, B, 8]
-      own = game.player == p  # [D]
-      flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
-      buffer = deep_cfr.reservoir_add(
-        advantage[p], regret_key, flat(keys), weight, flat(instant) / nodes.stack, flat(reach & own[:, None])
-      )
-      advantage = deep_cfr._replace(advantage, p, buffer)
-      if not single:
-        q = 1 - p
-        kept = deep_cfr.reservoir_add(
-          strategy[q], strategy_key, flat(keys), weight, flat(sigma), flat(reach & ~own[:, None])
-        )
-        strategy = deep_cfr._replace(strategy, q, kept)
-      start = params[p]
-      if config['reinitialize']:
-        start = deep_cfr.mlp_init(init_key, sizes(game, config['advantage_layers']))
-      loss = deep_cfr.minibatch_loss(
-        predictor(game), buffer, config['advantage_batch_size'], deep_cfr.advantage_loss, t
-      )
-      new, value = deep_cfr.fit(optimizer, start, loss, train_key, config['advantage_steps'])
-      params = deep_cfr._replace(params, p, new)
-      losses = losses.at[p].set(value)
-      if single:  # iteration t's network joins p's reservoir of networks
-        vector = jax.flatten_util.ravel_pytree(new)[0][None]
-        snapshot = deep_cfr.reservoir_add(kept_networks[p], snapshot_key, t[None], weight, vector, True)
-        kept_networks = deep_cfr._replace(kept_networks, p, snapshot)
-    return DeepBlueprintState(t, params, advantage, strategy, kept_networks, losses, key)
 
-  def strategy_networks(state: DeepBlueprintState, game: BlueprintGame):
-    """Each player's strategy network, trained from scratch on its strategy reservoir: a tuple of
-    parameters. Pure: its keys derive from `state.key` without consuming it."""
-    keys = jax.random.split(jax.random.fold_in(state.key, 1))
-    t = jnp.maximum(state.iteration, 1)
-    out = []
-    for key, buffer in zip(keys, state.strategy_buffers, strict=True):
-      init_key, train_key = jax.random.split(key)
-      start = deep_cfr.mlp_init(init_key, sizes(game, config['strategy_layers']))
-      loss = deep_cfr.minibatch_loss(
-        predictor(game), buffer, config['strategy_batch_size'], deep_cfr.strategy_loss, t
-      )
-      out.append(deep_cfr.fit(optimizer, start, loss, train_key, config['strategy_steps'])[0])
-    return tuple(out)
+def network_snapshots(state: DeepBlueprintState, game: BlueprintGame):
+  """Each player's reservoir of advantage networks (SD-CFR's average policy, as `unravel_snapshots`
+  reads it)."""
+  return state.snapshots
 
-  def current_policy(state: DeepBlueprintState, game: BlueprintGame):
-    return state.advantage_params
 
-  def network_snapshots(state: DeepBlueprintState, game: BlueprintGame):
-    """Each player's reservoir of advantage networks (SD-CFR's average policy, as `unravel_snapshots`
-    reads it)."""
-    return state.snapshots
+def _sizes(deep: DeepBlueprintConfig, game: BlueprintGame, layers) -> tuple[int, ...]:
+  return (deep.width, *layers, game.num_actions)
 
-  if single:
-    return Solver(
-      init, update, current_policy, network_snapshots, SD_NAME, {**config, 'snapshots': snapshots}
-    )
-  return Solver(init, update, current_policy, strategy_networks, NAME, config, costly_policy=True)
+
+def _predictor(nodes: Nodes, game: BlueprintGame):
+  """`predict(params, keys) -> (outputs, legal mask, valid)` of reservoir keys [N, 8] (`deal_keys`)."""
+
+  def predict(params, keys):
+    rows = jnp.minimum(keys[:, 0], game.num_decisions - 1)
+    x = row_features(game, nodes, rows, keys[:, 1:3], keys[:, 3:])
+    return deep_cfr.mlp_apply(params, x), game.legal_mask[rows], keys[:, 0] < game.num_decisions
+
+  return predict
 
 
 def unravel_snapshots(buffer: deep_cfr.Reservoir, layers: tuple[int, ...]) -> tuple[list, np.ndarray]:

@@ -1,26 +1,41 @@
 """Training a hold'em blueprint end to end: the game from abstraction tables and a bet preset, the
 library training loop (`jaxcfr.train`: budgets, progress, checkpoints, exact resume), the file.
 
-    from jaxcfr.poker.blueprint import training
-    game, tree = training.tables_game('tables-small/', 'small')
-    solver = blueprint_solver(batch_size=1024)
+    from jaxcfr.poker.blueprint import BlueprintSettings, train_blueprint
+    settings = BlueprintSettings(abstraction='tables-small/', bets='small', seconds=3600, checkpoint='run')
+    run = train_blueprint(settings, out='blueprint.npz')   # what `jaxcfr blueprint train` does
+    run.report['traversals_per_second'], run.result.iterations
+
+or, one level down:
+
+    solver = mccfr.blueprint_solver(batch_size=1024)
+    game, tree = training.tables_game(training.load_tables('tables-small/'), 'small')
     result = training.train(game, solver, seconds=3600, checkpoint_dir='run')
-    training.save(result, game, tree, 'small', abstraction, 'blueprint.npz')
+    training.save('blueprint.npz', result, solver, game, tree, 'small', 'tables-small/')
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import statistics
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 import abstractions
-from jaxcfr import memory
+from jaxcfr import algorithms, memory, outputs
 from jaxcfr import training as library
 from jaxcfr.poker.blueprint import files, mccfr
 from jaxcfr.poker.blueprint import game as game_lib
 from jaxcfr.poker.blueprint import tree as tree_lib
+
+ALGORITHMS = ('tabular', 'deep-cfr', 'sd-cfr')
+SNAPSHOTS = 64  # sd-cfr: advantage networks kept per player
+KEEP_CHECKPOINTS = 3
+_REGISTERED = {'tabular': 'es-mccfr', 'deep-cfr': 'deep-cfr', 'sd-cfr': 'sd-cfr'}  # whose flags apply
 
 
 def load_tables(directory: str) -> abstractions.Abstraction:
@@ -168,3 +183,235 @@ def save_networks(
   else:
     files.save_networks(path, tree, jax.device_get(result.policy), metadata, force=force)
   return metadata
+
+
+# The whole run (`jaxcfr blueprint train`): settings checked, the game and solver, training, the file.
+
+
+@dataclasses.dataclass(frozen=True)
+class BlueprintSettings:
+  """What `train_blueprint` trains. `algorithm`: 'tabular' (external-sampling MCCFR on the bucket
+  tables in the directory `abstraction`), 'deep-cfr' or 'sd-cfr' (networks on card and chip
+  features, no tables; `history`: with the betting history; `snapshots`: SD-CFR's advantage networks
+  kept per player). `hyperparameters`: those given, by name (es-mccfr's for tabular, deep-cfr's for
+  the networks; the rest keep their defaults). A budget (`seconds` and/or `iterations`) is needed;
+  `checkpoint`: a directory saved to every `checkpoint_seconds`, `keep_checkpoints` kept, a run there
+  continued with `resume`."""
+
+  algorithm: str = 'tabular'
+  abstraction: str | None = None
+  bets: str = 'small'
+  seconds: float | None = None
+  iterations: int | None = None
+  seed: int = 0
+  devices: int = 1
+  dtype: str = 'float32'
+  hyperparameters: dict = dataclasses.field(default_factory=dict)
+  snapshots: int | None = None
+  history: bool = True
+  checkpoint: str | None = None
+  checkpoint_seconds: float | None = None
+  keep_checkpoints: int = KEEP_CHECKPOINTS
+  resume: bool = False
+
+  @property
+  def tabular(self) -> bool:
+    return self.algorithm == 'tabular'
+
+
+class Progress(NamedTuple):
+  """A training run's progress, as `train_blueprint` reports it."""
+
+  start: int  # the iteration this call started from (a resumed run's checkpoint)
+  iteration: int
+  seconds: float  # solving seconds, earlier runs included
+  traversals_per_second: float | None  # over all runs; None before any time has passed
+  label: str  # what the run holds: the tables' size, or the algorithm
+
+
+class BlueprintRun(NamedTuple):
+  """A finished `train_blueprint`: its report (the JSON of `jaxcfr blueprint train`), the library
+  training result, and what `save` writes the blueprint file from."""
+
+  report: dict
+  result: library.Result
+  settings: BlueprintSettings
+  solver: Any
+  game: game_lib.BlueprintGame
+  tree: tree_lib.BettingTree
+  nodes: Any  # the networks' feature inputs (None for tabular)
+
+  def save(self, path: str, *, force: bool = False) -> dict:
+    """Writes the blueprint file (`load_policy` reads it); returns its metadata."""
+    settings = self.settings
+    if settings.tabular:
+      return save(
+        path, self.result, self.solver, self.game, self.tree, settings.bets, settings.abstraction,
+        force=force, seed=settings.seed, devices=settings.devices,
+      )  # fmt: skip
+    return save_networks(
+      path, self.result, self.solver, self.game, self.tree, self.nodes, settings.bets, force=force,
+      seed=settings.seed, advantage_loss=self.report['advantage_loss'],
+    )  # fmt: skip
+
+
+def check_settings(settings: BlueprintSettings) -> None:
+  """`BlueprintError` with one line for settings that cannot train, before any work."""
+  fail = files.BlueprintError
+  if settings.algorithm not in ALGORITHMS:
+    raise fail(f'algorithm must be one of {", ".join(ALGORITHMS)}, got {settings.algorithm!r}')
+  if settings.seconds is None and settings.iterations is None:
+    raise fail('give a budget: --seconds S and/or --iterations N')
+  if not settings.checkpoint:
+    for flag in ('resume', 'checkpoint_seconds'):
+      if getattr(settings, flag):
+        raise fail(f'--{flag.replace("_", "-")} needs --checkpoint DIR')
+  owned = {p.name for p in algorithms.REGISTRY[_REGISTERED[settings.algorithm]].hyperparameters}
+  for other in ('es-mccfr', 'deep-cfr'):
+    for parameter in algorithms.REGISTRY[other].hyperparameters:
+      if parameter.name in settings.hyperparameters and parameter.name not in owned:
+        raise fail(f'{parameter.cli_flag} does not apply to --algorithm {settings.algorithm}')
+  if settings.snapshots is not None and settings.algorithm != 'sd-cfr':
+    raise fail(f'--snapshots does not apply to --algorithm {settings.algorithm}')
+  if settings.tabular:
+    if not settings.history:
+      raise fail('--no-history applies to --algorithm deep-cfr and sd-cfr only')
+    if settings.abstraction is None:
+      raise fail('--algorithm tabular needs --abstraction DIR (tables of `jaxcfr abstract`)')
+  elif settings.abstraction is not None:
+    raise fail(f'--abstraction does not apply to --algorithm {settings.algorithm} (no tables)')
+  elif settings.devices != 1 or settings.dtype != 'float32':
+    raise fail(f'--algorithm {settings.algorithm} runs on one device in float32')
+
+
+class _Setup(NamedTuple):
+  solver: Any
+  game: game_lib.BlueprintGame
+  tree: tree_lib.BettingTree
+  nodes: Any
+  abstraction: abstractions.Abstraction | None
+  identity: dict  # what a checkpoint to resume must share
+  per_update: int  # traversals an iteration runs
+  description: str  # the game and what the run holds, one line
+  label: str  # the progress line's
+
+
+def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
+  solver = mccfr.blueprint_solver(devices=settings.devices, **given)
+  abstraction = load_tables(settings.abstraction)
+  identity = {'devices': settings.devices, 'bets': settings.bets, 'abstraction': abstraction.fingerprint}
+  if settings.checkpoint:
+    check_checkpoints(settings.checkpoint, settings.keep_checkpoints, settings.resume, identity)
+  game, tree = tables_game(abstraction, settings.bets, jnp.dtype(settings.dtype))
+  sizes = memory_report(game)
+  tables = memory.format_bytes(sizes['table_bytes'])
+  what = (
+    f'buckets {"/".join(map(str, game.num_buckets))}; regret and average tables {tables}, '
+    f'game and bucket tables {memory.format_bytes(sizes["game_bytes"])}'
+  )
+  per_update = mccfr.traversals_per_update(solver)
+  return _Setup(solver, game, tree, None, abstraction, identity, per_update, what, f'{tables} tables')
+
+
+def _network_setup(settings: BlueprintSettings, given: dict) -> _Setup:
+  from jaxcfr.poker.blueprint import deep, features  # noqa: PLC0415  (flax and optax)
+
+  game, tree, nodes = network_game(settings.bets, settings.history)
+  single = settings.algorithm == 'sd-cfr'
+  snapshots = settings.snapshots or SNAPSHOTS
+  solver = deep.deep_blueprint_solver(nodes, single=single, snapshots=snapshots, **given)
+  identity = {'devices': 1, 'bets': settings.bets, 'history': settings.history}
+  if settings.checkpoint:
+    check_checkpoints(settings.checkpoint, settings.keep_checkpoints, settings.resume, identity)
+  shapes = jax.tree.leaves(jax.eval_shape(lambda: solver.init(game, jax.random.key(0))))
+  state_bytes = sum(
+    leaf.size * leaf.dtype.itemsize for leaf in shapes if jnp.issubdtype(leaf.dtype, jnp.number)
+  )
+  layers = solver.hyperparameters['advantage_layers']
+  what = (
+    f'{"SD-CFR" if single else "Deep CFR"}, {features.size(settings.history)} features, advantage networks '
+    f'{",".join(map(str, layers))}, reservoirs and networks {memory.format_bytes(state_bytes)}'
+  )
+  per_update = 2 * int(solver.hyperparameters['traversals'])
+  return _Setup(solver, game, tree, nodes, None, identity, per_update, what, settings.algorithm)
+
+
+def _setup(settings: BlueprintSettings) -> _Setup:
+  registered = algorithms.REGISTRY[_REGISTERED[settings.algorithm]]
+  given = {p.name: settings.hyperparameters[p.name] for p in registered.hyperparameters
+           if p.name in settings.hyperparameters}  # fmt: skip
+  return (_tabular_setup if settings.tabular else _network_setup)(settings, given)
+
+
+def train_blueprint(
+  settings: BlueprintSettings,
+  out: str | None = None,
+  *,
+  force: bool = False,
+  on_progress: Callable[[Progress], None] | None = None,
+  log: Callable[[str], None] | None = None,
+) -> BlueprintRun:
+  """Trains the blueprint of `settings` through `jaxcfr.train` (budgets, checkpoints, exact resume)
+  and, with `out`, writes its file there (checked before any work; `force` replaces a blueprint
+  written earlier). `on_progress` gets a `Progress` as the run goes; `log` the run's lines (the game
+  and what it holds, checkpoints). Bad settings, tables, checkpoints or outputs raise one-line errors
+  (`BlueprintError`, `CheckpointError`, `OutputError`: ValueErrors but for `CheckpointError`)."""
+  check_settings(settings)
+  if out is not None:
+    outputs.check_file(out, 'out', force=force, suffixes=('.npz',))
+  setup = _setup(settings)
+  counts = setup.tree.counts()
+  if log is not None:
+    log(
+      f'blueprint: bets {settings.bets} ({counts["nodes"]:,} nodes, '
+      f'{counts["decision_nodes"]:,} decision nodes), {setup.description}'
+    )
+
+  def report_progress(update: library.Progress) -> None:  # rates over all runs
+    rate = setup.per_update * update.iteration / update.seconds if update.seconds > 0 else None
+    on_progress(Progress(update.start, update.iteration, update.seconds, rate, setup.label))
+
+  result = train(
+    setup.game, setup.solver, key=settings.seed, iterations=settings.iterations, seconds=settings.seconds,
+    checkpoint_dir=settings.checkpoint, checkpoint_seconds=settings.checkpoint_seconds,
+    keep_checkpoints=settings.keep_checkpoints, resume=settings.resume, identity=setup.identity,
+    on_progress=None if on_progress is None else report_progress, log=log,
+  )  # fmt: skip
+  report = _report(settings, setup, counts, result)
+  run = BlueprintRun(report, result, settings, setup.solver, setup.game, setup.tree, setup.nodes)
+  if out is not None:
+    run.save(out, force=force)
+  return run
+
+
+def _report(settings: BlueprintSettings, setup: _Setup, counts: dict, result: library.Result) -> dict:
+  """The run's report: what `jaxcfr blueprint train --json` writes."""
+  traversals = setup.per_update * result.iterations
+  saves = result.checkpoint_seconds
+  game = setup.game
+  state = (
+    memory_report(game, result.state) if settings.tabular else {'state_bytes': memory.nbytes(result.state)}
+  )
+  report = {
+    'algorithm': settings.algorithm,
+    'bets': settings.bets,
+    'abstraction': setup.abstraction.fingerprint if settings.tabular else None,
+    'buckets': list(game.num_buckets) if settings.tabular else None,
+    **counts,
+    'iterations': result.iterations,
+    'traversals': traversals,
+    'seconds': result.seconds,
+    'traversals_per_second': traversals / max(result.seconds, 1e-9),
+    'jit_seconds': result.jit_seconds,
+    'resumed_from': result.resumed_from,
+    'checkpoints_saved': len(saves),
+    'checkpoint_seconds': statistics.median(saves) if saves else None,
+    **state,
+    'devices': settings.devices,
+    'backend': jax.default_backend(),
+    'hyperparameters': dict(setup.solver.hyperparameters),
+    'seed': settings.seed,
+  }
+  if not settings.tabular:
+    report['advantage_loss'] = [float(x) for x in jax.device_get(result.state.advantage_loss)]
+  return report

@@ -45,7 +45,7 @@ ACPC = NoLimitRules()  # blinds 50/100, stacks 20,000 (ACPC / Slumbot)
 # pot 200 after the call) is 0.75; a 3x re-raise (to 750 over 250, pot 500 after the call) is 1.0.
 _PREFLOP = ((0.75,), (1.0,))
 PRESETS: dict[str, BetAbstraction] = {
-  # About 3,700 nodes: a 1-hour run on a 2-core CPU visits every node many times.
+  # About 3,700 nodes: small enough that an hour's run on a CPU visits every node many times.
   'small': BetAbstraction((_PREFLOP, ((0.75,), (1.0,)), ((0.75,), (1.0,)), ((0.75,), (1.0,))), (3, 2, 2, 2)),
   # About 122,000 nodes: the brief's sizes; for an accelerator.
   'default': BetAbstraction((_PREFLOP, *(((0.33, 0.75, 1.5), (0.75, 1.5)),) * 3), (4, 3, 3, 3)),

@@ -29,7 +29,7 @@ delegates). At a decision of the bot on the turn or river (`SearchConfig.streets
    subgame bets 33% or 75% of the pot or all-in and raises 2.5x or all-in (finer than the small
    blueprint's 75% bets and pot raises); a turn subgame, which deals 48 river cards, bets 75% or
    all-in and raises all-in on the turn, and bets 75% without raises on the river (1,509 public
-   nodes 200 big blinds deep: about 10 iterations a second on this 2-core CPU);
+   nodes 200 big blinds deep: coarser sizes, so that a decision's time buys enough iterations);
 3. solves it to the end of the hand (`SearchConfig.algorithm`, DCFR by default) until
    `think_seconds` have passed since the decision began, or the exploitability is at most
    `target_pct` % of the pot (checked on the river only), or `iterations`, whichever first, but at
@@ -46,8 +46,7 @@ On the flop (street 1 in `streets`) the subgame is the flop's betting round alon
 all-in; raises all-in), and at each leaf, where the round ends and the hand goes on, the opponent
 chooses per hand among four continuations of the blueprint for the rest of the hand (Pluribus's), on
 `runouts` turn and river cards drawn from the seed and the public state. The leaf values come first
-(about 2 s of a flop decision on a 2-core CPU with the small blueprint), then DCFR for `think_seconds`
-(or `iterations`).
+(in their own time, not counted in `think_seconds`), then DCFR for `think_seconds` (or `iterations`).
 
 **Warm starts** (`SearchConfig.warm_start`, (flop, river) = `WARM_START`): a flop or river re-solve
 may start from K iterations in which both players play the blueprint's strategy on the search tree
@@ -63,26 +62,26 @@ ranges at the root are fixed by the blueprint's strategy and no gadget lets the 
 combined strategy may be more exploitable than the blueprint; what it gains is the exact cards, the
 finer bet sizes and the real pot instead of a translated one. Local best response shows that it is:
 on the same deals it wins about 4 big blinds a hand more against the river search bot than against its
-blueprint (`experiments/lbr_pair.py`; the README has the figures), since the bot answers the range the
-blueprint would hold in the opponent's place, which an opponent that does not play the blueprint does
-not hold.
+blueprint (`experiments/lbr_pair.py`; docs/benchmarks.md has the figures), since the bot answers the
+range the blueprint would hold in the opponent's place, which an opponent that does not play the
+blueprint does not hold.
 
 **Safe re-solving** (`SearchConfig.gadget`, the river only): the opponent's range at the root is no
 longer fixed. Each of its hands may take instead its *alternative*: the counterfactual value of its
 best response, from the current state on, to the blueprint's strategy on the search tree
-(`blueprint_policy`, `solver.alternatives`; the blueprint's raises split between the tree's sizes as
+(`blueprint_policy`, `resolving.alternatives`; the blueprint's raises split between the tree's sizes as
 it translates an off-tree raise). 'resolve' (Burch, Johanson & Bowling 2014) weighs the hands by the
 tracked range and lets each enter or take its alternative; 'maxmargin' (Moravcik et al. 2016) lets
 the opponent pick whichever hands gain most over their alternatives, so the re-solve raises the
-smallest margin over all hands (`solver.safe_subgame_solver`). Solved to convergence, no hand of the opponent
-wins more at this state against the bot than its best response to the blueprint's strategy would,
+smallest margin over all hands (`resolving.safe_subgame_solver`). Solved to convergence, no hand of the
+opponent wins more at this state against the bot than its best response to the blueprint's strategy would,
 whatever the tracked range says: no more exploitable than the blueprint there, which is not the same
-as better against it (Maxmargin loses to it: the README has the match). Short of convergence
+as better against it (Maxmargin loses to it: docs/benchmarks.md has the match). Short of convergence
 it can be worse than the unsafe re-solve: on 20 river spots of a small blueprint, the hand that gains
 most over its alternative gained a median 24% of the pot after 60 Maxmargin iterations (18% unsafe),
 -0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges more slowly:
-`experiments/safe_resolving.py`, the README has the table). The turn (its tree deals 48 river cards,
-and 1 s buys it tens of iterations here) and the flop stay unsafe.
+`experiments/safe_resolving.py`, docs/benchmarks.md has the table). The turn (its tree deals 48 river
+cards, so a decision's time buys it few iterations) and the flop stay unsafe.
 The gadget's solves have no exploitability target (the game it solves is not the tracked ranges').
 
 **Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
@@ -121,14 +120,8 @@ from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.search import depth_limited
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import tree
-from jaxcfr.poker.subgame.solver import (
-  GADGETS,
-  SafeSubgame,
-  safe_subgame,
-  safe_subgame_solver,
-  subgame_solver,
-  subgame_warm_start,
-)
+from jaxcfr.poker.subgame.resolving import GADGETS, SafeSubgame, safe_subgame, safe_subgame_solver
+from jaxcfr.poker.subgame.solver import subgame_solver, subgame_warm_start
 
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = hand_ranges.PAIR_INDEX  # [52, 52] -> position in HOLES
@@ -706,7 +699,7 @@ def resolve_flop(
   """Re-solves hand b's flop round with the seats' ranges [2, H], depth-limited (`depth_limited`):
   the leaves valued by `blueprint`'s continuations on `config.runouts` sampled runouts, then DCFR for
   `config.iterations`, or for `config.think_seconds` from then on (the leaf values take their own
-  time first: about 2 s on a 2-core CPU with the small blueprint), at least `config.min_iterations`,
+  time first), at least `config.min_iterations`,
   after `config.warm_start[0]` iterations of the blueprint's strategy (`flop_warm_policy`); its
   exploitability is the depth-limited game's."""
   started = time.perf_counter()

@@ -162,15 +162,14 @@ class Subgame:
   @property
   def large_blocks(self) -> bool:
     """For `backend.compiler_options`: turn and flop trees run faster with YNNPACK's reductions (a
-    blocked turn iteration 1.2x, a whole one 1.45x on a 2-core CPU), a river tree's small arrays
-    with YNNPACK kept to matrix products (1.17x)."""
+    blocked turn iteration and a whole one alike), a river tree's small arrays with YNNPACK kept to
+    matrix products."""
     return self.tree.info.config.street != 3
 
   @property
   def classic_emitters(self) -> bool:
-    """For `backend.compiler_options`: a blocked turn tree compiles faster (its iteration 3.5 against
-    4.5 s) and runs 1.02x faster with XLA:CPU's classic emitters; a whole one runs 1.01x to 1.04x
-    slower with them."""
+    """For `backend.compiler_options`: a blocked turn tree compiles faster and runs a little faster
+    with XLA:CPU's classic emitters; a whole one runs a little slower with them."""
     return self.blocks is not None
 
   @property
@@ -291,6 +290,67 @@ def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape |
   """`build_tree` of a list of nodes (`tree.build`'s, or a part of them re-indexed: a forest whose
   roots have no parent, chance nodes without children)."""
   deck_left = config.deck_size - BOARD_SIZE[config.street]
+  by_depth, groups, width, river_keys, slots_per_board = _grouped(nodes, shape)
+  rows_of, sizes, position = _row_order(by_depth, groups)
+  levels, decisions, folds, showdowns, chance_weight = _levels(config, nodes, rows_of, sizes, position, width)
+  half = config.pot / 2
+
+  def dealt(i):
+    return [deck_left] * 2 if i == _NONE else list(nodes[i].dealt) + [deck_left] * (2 - len(nodes[i].dealt))
+
+  as_int = lambda rows: tuple(jnp.asarray(np.asarray(r, np.int32).reshape(np.shape(r))) for r in rows)
+  legal = np.zeros((len(decisions), width, 1), bool)
+  legal[:, 0] = True  # padding rows keep one action, so that no policy divides by zero
+  for r, i in enumerate(decisions):
+    if i != _NONE:
+      legal[r, : len(nodes[i].children)] = True
+  source, grouped_amount, slot = _showdown_layout(nodes, showdowns, river_keys, slots_per_board, half)
+  # One river board whose showdowns fill its slots in depth order (an unpadded river tree, a turn tree's
+  # block): the showdown values need no gathers between the two layouts.
+  in_order = len(source) == 1 and bool(np.array_equal(slot, np.arange(source.size)))
+  chance_width = deck_left  # a chance node deals every card left: the street and the deck set its width
+  shape_key = (
+    config.street,
+    config.deck_size,
+    tuple(groups),
+    width,
+    chance_width,
+    slots_per_board,
+    len(river_keys),
+    in_order,
+  )
+  return PublicTree(
+    parent=as_int(levels['parent']),
+    slot=as_int(levels['slot']),
+    parent_player=as_int(levels['parent_player']),
+    edge_card=as_int(levels['edge_card']),
+    children=as_int(levels['children']),
+    chance_children=as_int(levels['chance_children']),
+    decision_player=jnp.asarray(
+      np.array([nodes[i].player if i != _NONE else 2 for i in decisions], np.int32)
+    ),
+    legal=jnp.asarray(legal),
+    chance_weight=jnp.asarray(np.array(chance_weight), dtype),
+    fold_player=jnp.asarray(np.array([nodes[i].player if i != _NONE else 2 for i in folds], np.int32)),
+    fold_amount=jnp.asarray(
+      np.array([half + nodes[i].added[nodes[i].player] if i != _NONE else 0.0 for i in folds]), dtype
+    ),
+    fold_dealt=jnp.asarray(np.array([dealt(i) for i in folds], np.int32).reshape(-1, 2)),
+    showdown_source=jnp.asarray(source.reshape(-1)),
+    showdown_slot=jnp.asarray(slot),
+    showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
+    level_sizes=tuple(sizes),
+    edge_bounds=tuple(map(_edge_bounds, groups)),
+    info=TreeInfo(config, nodes, river_keys, decisions, tuple(groups), shape_key, in_order),
+  )
+
+
+_NONE = -1  # the padding marker in `tree_arrays`' host lists of nodes
+
+
+def _grouped(nodes, shape: TreeShape | None):
+  """(per depth and group (`GROUPS`) the nodes, per depth the groups' sizes, the widest decision, the
+  river boards' keys, the most showdowns on one river board): `shape`'s sizes where it pads the tree."""
   depth = [0] * len(nodes)
   for i, node in enumerate(nodes):
     depth[i] = depth[node.parent] + 1 if node.parent >= 0 else 0
@@ -315,23 +375,32 @@ def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape |
     if not shape.covers(own):
       raise ValueError('the tree does not fit the shape it is padded to (build the shape with `envelope`)')
     groups, width, slots_per_board = list(shape.groups), shape.width, shape.slots_per_board
-  none = -1  # the padding marker in the host lists below
-  # Per depth and kind the nodes in row order, each group followed by its padding.
+  return by_depth, groups, width, river_keys, slots_per_board
+
+
+def _row_order(by_depth, groups):
+  """(per depth and kind the nodes in row order, each group followed by its padding; per depth the
+  kinds' sizes; each node's row in its depth)."""
   rows_of = []
   for depth_groups, counts in zip(by_depth, groups, strict=True):
     kinds = [[] for _ in range(4)]
     for group, (members, count) in enumerate(zip(depth_groups, counts, strict=True)):
-      kinds[_KIND_OF_GROUP[group]] += members + [none] * (count - len(members))
+      kinds[_KIND_OF_GROUP[group]] += members + [_NONE] * (count - len(members))
     rows_of.append(kinds)
   sizes = [_kinds(counts) for counts in groups]
   position = {}
   for kinds in rows_of:
     for j, i in enumerate(i for members in kinds for i in members):
-      if i != none:
+      if i != _NONE:
         position[i] = j
-  # A chance node deals every card left: its width depends on the street and the deck only.
-  chance_width = config.deck_size - BOARD_SIZE[config.street]
-  half = config.pot / 2
+  return rows_of, sizes, position
+
+
+def _levels(config: TreeConfig, nodes, rows_of, sizes, position, width: int):
+  """(the per-depth host arrays of `PublicTree`'s per-depth fields, by name; the decision, fold and
+  showdown nodes in depth order; the chance nodes' weights)."""
+  deck_left = config.deck_size - BOARD_SIZE[config.street]
+  chance_width = deck_left  # a chance node deals every card left
   levels = {
     name: [] for name in ('parent', 'slot', 'parent_player', 'edge_card', 'children', 'chance_children')
   }
@@ -339,9 +408,9 @@ def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape |
   for d, (kinds, counts) in enumerate(zip(rows_of, sizes, strict=True)):
     following = sum(sizes[d + 1]) if d + 1 < len(sizes) else 0
     members = [i for group in kinds for i in group]
-    parents = [nodes[i].parent if i != none else none for i in members]
+    parents = [nodes[i].parent if i != _NONE else _NONE for i in members]
     levels['parent'].append([position[p] if p >= 0 else 0 for p in parents])
-    levels['slot'].append([nodes[i].slot if i != none else 0 for i in members])
+    levels['slot'].append([nodes[i].slot if i != _NONE else 0 for i in members])
     levels['parent_player'].append(
       [nodes[p].player if p >= 0 and nodes[p].kind == DECISION else 2 for p in parents]
     )
@@ -353,78 +422,41 @@ def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape |
     )
     children = np.full((counts[DECISION], width), following, np.int32)
     for row, i in enumerate(kinds[DECISION]):
-      if i != none:
+      if i != _NONE:
         children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
     chance_children = np.full((counts[CHANCE], chance_width), following, np.int32)
     for row, i in enumerate(kinds[CHANCE]):
-      if i != none:
+      if i != _NONE:
         chance_children[row, : len(nodes[i].children)] = [position[c] for c in nodes[i].children]
     levels['children'].append(children)
     levels['chance_children'].append(chance_children)
     decisions += kinds[DECISION]
     chance_weight += [
-      1 / (config.deck_size - BOARD_SIZE[nodes[i].street] - 4) if i != none else 0.0 for i in kinds[CHANCE]
+      1 / (config.deck_size - BOARD_SIZE[nodes[i].street] - 4) if i != _NONE else 0.0 for i in kinds[CHANCE]
     ]
     folds += kinds[FOLD]
     showdowns += kinds[SHOWDOWN]
+  return levels, decisions, folds, showdowns, chance_weight
 
-  def dealt(i):
-    return [deck_left] * 2 if i == none else list(nodes[i].dealt) + [deck_left] * (2 - len(nodes[i].dealt))
 
-  as_int = lambda rows: tuple(jnp.asarray(np.asarray(r, np.int32).reshape(np.shape(r))) for r in rows)
-  legal = np.zeros((len(decisions), width, 1), bool)
-  legal[:, 0] = True  # padding rows keep one action, so that no policy divides by zero
-  for r, i in enumerate(decisions):
-    if i != none:
-      legal[r, : len(nodes[i].children)] = True
-  # Showdowns grouped by river board, M slots per board (the board-major layout of the sweep);
-  # padding showdowns read and write the extra zero row at the end of either layout.
+def _showdown_layout(nodes, showdowns, river_keys, slots_per_board: int, half: float):
+  """Showdowns grouped by river board, `slots_per_board` slots per board (the board-major layout of the
+  sweep): (the showdown (in depth order) at each [board, slot], what its loser loses [board, slot],
+  each showdown's board * slots + slot). Padding showdowns read and write the extra zero row at the end
+  of either layout."""
+  board_row = {key: r for r, key in enumerate(river_keys)}
   source = np.full((max(1, len(river_keys)), slots_per_board), len(showdowns), np.int32)
   grouped_amount = np.zeros(source.shape)
   slot = np.full(len(showdowns), source.size, np.int32)
   used = np.zeros(len(source), int)
   for s, i in enumerate(showdowns):
-    if i == none:
+    if i == _NONE:
       continue
     b = board_row[tuple(sorted(nodes[i].dealt))]
     source[b, used[b]], grouped_amount[b, used[b]] = s, half + nodes[i].added[0]
     slot[s] = b * slots_per_board + used[b]
     used[b] += 1
-  # One river board whose showdowns fill its slots in depth order (an unpadded river tree, a turn tree's
-  # block): the showdown values need no gathers between the two layouts.
-  in_order = len(source) == 1 and bool(np.array_equal(slot, np.arange(source.size)))
-  shape_key = (
-    config.street,
-    config.deck_size,
-    tuple(groups),
-    width,
-    chance_width,
-    slots_per_board,
-    len(river_keys),
-    in_order,
-  )
-  return PublicTree(
-    parent=as_int(levels['parent']),
-    slot=as_int(levels['slot']),
-    parent_player=as_int(levels['parent_player']),
-    edge_card=as_int(levels['edge_card']),
-    children=as_int(levels['children']),
-    chance_children=as_int(levels['chance_children']),
-    decision_player=jnp.asarray(np.array([nodes[i].player if i != none else 2 for i in decisions], np.int32)),
-    legal=jnp.asarray(legal),
-    chance_weight=jnp.asarray(np.array(chance_weight), dtype),
-    fold_player=jnp.asarray(np.array([nodes[i].player if i != none else 2 for i in folds], np.int32)),
-    fold_amount=jnp.asarray(
-      np.array([half + nodes[i].added[nodes[i].player] if i != none else 0.0 for i in folds]), dtype
-    ),
-    fold_dealt=jnp.asarray(np.array([dealt(i) for i in folds], np.int32).reshape(-1, 2)),
-    showdown_source=jnp.asarray(source.reshape(-1)),
-    showdown_slot=jnp.asarray(slot),
-    showdown_grouped_amount=jnp.asarray(grouped_amount[:, None, :], dtype),
-    level_sizes=tuple(sizes),
-    edge_bounds=tuple(map(_edge_bounds, groups)),
-    info=TreeInfo(config, nodes, river_keys, decisions, tuple(groups), shape_key, in_order),
-  )
+  return source, grouped_amount, slot
 
 
 def river_boards(tree: PublicTree, board: tuple[int, ...], remaining: np.ndarray) -> np.ndarray:
@@ -495,8 +527,8 @@ def build_subgame(
   """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it;
   `showdown_by` as in `make_spot`). With `blocks` (by default on a CPU) a turn tree without a `shape`
   comes with its `blocked.Blocks`, so that the solver runs its river part one river card at a time
-  (1.68x faster iterations on a 2-core CPU, where the whole tree's passes stream its arrays through
-  memory; a GPU wants the whole arrays)."""
+  (faster iterations on a CPU, where the whole tree's passes stream its arrays through memory; a
+  GPU wants the whole arrays)."""
   tree = build_tree(config, dtype, shape)
   if blocks is None:
     blocks = jax.default_backend() == 'cpu'
@@ -508,8 +540,8 @@ def build_subgame(
 
 
 def take(x: jax.Array, index: jax.Array) -> jax.Array:
-  """x[index] along the first axis, for indices known to be in bounds: on XLA:CPU about twice as fast
-  as indexing, which checks every index and fills the rows out of bounds."""
+  """x[index] along the first axis, for indices known to be in bounds: on XLA:CPU faster than
+  indexing, which checks every index and fills the rows out of bounds."""
   return jnp.take(x, index, axis=0, mode='clip')
 
 

@@ -4,9 +4,8 @@ XLA:CPU runs the array form of the sweep (`showdown.prefix_difference`: prefix s
 strength and over each card's hands, then row gathers) as dozens of small operations per river board.
 The kernel walks the hands once in order of strength with running sums per card, the way postflop
 solvers do (the file says how), from the same `ShowdownTables`, and takes the trees' layout (a row
-per showdown) as it is. On a 2-core CPU the benchmark spots' iterations ran 1.8x (river) and 1.47x
-(turn) faster with it than with the array form, with the same values up to rounding (the tests hold
-both to a brute-force loop).
+per showdown) as it is. River and turn iterations run faster with it than with the array form, with
+the same values up to rounding (the tests hold both to a brute-force loop).
 
 It is an XLA FFI handler (`jax.ffi`), compiled with the system's C++ compiler (`$CXX`, else `c++`)
 against jaxlib's FFI headers, once per machine, source, jaxlib and compiler, into

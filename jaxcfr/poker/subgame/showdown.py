@@ -2,7 +2,7 @@
 
 O(H) per terminal after one sort per river board (Johanson et al., AAMAS 2012, the method postflop
 solvers use); never a loop over hand pairs. On a CPU a native kernel walks the sorted hands
-(`native`, 1.8x faster river and 1.47x faster turn iterations); elsewhere, and as its fallback, the
+(`native`, faster river and turn iterations); elsewhere, and as its fallback, the
 same values come from array code (`prefix_difference`), or from a masked matrix product where matrix
 units pay (GPUs).
 
@@ -14,7 +14,7 @@ For a hand h = (c1, c2) and the opponent's weights r over hands:
   that hold card c (the hands that share a card with h hold c1 or c2; h itself, in both, ties with
   itself). Sorting the hands by strength once per board makes W and L prefix sums, and sorting
   each card's K hands by strength makes each D_c a difference of prefix sums too (O(52 K) per
-  board; a [K, K] sign product per card costs O(52 K^2) and made the showdown 1.15x slower).
+  board; a [K, K] sign product per card costs O(52 K^2) and made the showdown slower).
   The hands the river board blocks must weigh 0 (a tree's deal removes them).
 
 Glossary: H hands (the hole pairs the starting board leaves), T terminals, R river boards,
@@ -32,8 +32,8 @@ import numpy as np
 from abstractions import hand_rank
 from jaxcfr.poker.subgame import native
 
-BOARDS_PER_STEP = 2  # river boards swept together per step of the loop over boards (1.035x faster turn
-# iterations than 1 on a 2-core CPU, alternating in one process; 4 and more are slower)
+BOARDS_PER_STEP = 2  # river boards swept together per step of the loop over boards (turn iterations
+# a little faster than with 1; 4 and more are slower)
 INDEX = jnp.int16  # the tables' positions: below 52 * (K + 1) <= 2,600 and H + 1 <= 1,327
 
 
@@ -152,7 +152,7 @@ def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:
   that beats it, for the opponent's weights `reach` [R, H, M] at M showdowns on each river board.
 
   The sweep runs one river board at a time (`lax.map`), so that a board's [H, M] arrays stay in
-  cache between its steps (2x faster on a CPU than whole [R, H, M] steps). Where the tables hold the
+  cache between its steps (faster on a CPU than whole [R, H, M] steps). Where the tables hold the
   sign matrix, one batched matrix product instead (exact: products with -1, 0, 1).
   """
   if tables.matrix is not None:
@@ -264,7 +264,7 @@ def prefix_difference(
   return main - shared.reshape(hands, 2, m).sum(1)
 
 
-PREFIX_RUN = 8  # rows per run of the long prefix sums (4, 8 and 16 measured: 8, 1.18x faster showdowns)
+PREFIX_RUN = 8  # rows per run of the long prefix sums (of 4, 8 and 16, 8 gave the fastest showdowns)
 NARROW = 16  # at most this many columns (showdowns), every prefix sum is a parallel prefix
 
 
@@ -273,11 +273,11 @@ def _prefix_rows(x: jax.Array) -> jax.Array:
 
   On a CPU `cumsum` over a long axis is the slowest way. The lists of a turn tree's blocks (M ~ 50
   showdowns) are summed in runs of `PREFIX_RUN` rows, and the runs' totals give each run its offset:
-  over the hands (n ~ 1,100) by a scan (1.18x faster showdowns than one scan over the rows, each of
-  whose steps adds [B, M]; a turn iteration 1.045x faster than a parallel prefix), over each card's
-  hands (n ~ 50, a few runs) by `cumsum` (1.02x to 1.03x a turn iteration over a parallel prefix).
+  over the hands (n ~ 1,100) by a scan (faster showdowns than one scan over the rows, each of whose
+  steps adds [B, M], and faster turn iterations than a parallel prefix), over each card's hands
+  (n ~ 50, a few runs) by `cumsum` (turn iterations a little faster than with a parallel prefix).
   The lists of a narrow river spot (M <= `NARROW`: 9 on the benchmark spot) take a parallel prefix
-  (`associative_scan`: a river iteration 1.06x faster).
+  (`associative_scan`: faster river iterations).
   """
   b, n, m = x.shape
   zero = jnp.zeros((b, 1, m), x.dtype)
@@ -305,8 +305,8 @@ def compatible_mass(hands: jax.Array, reach: jax.Array, card_lists: jax.Array | 
 
   With `card_lists` (each card's hands, [52 * K] padded with H: `card_hands(tables)`, a row of
   `ShowdownTables.card_order`, the same hands on every board), each card's weight B[c] is a sum over
-  its K hands, gathered with the hands leading, and B[c1] + B[c2] two row gathers (1.05x faster turn
-  and 1.2x faster river iterations on a 2-core CPU); without, two matrix products by the [H, 52]
+  its K hands, gathered with the hands leading, and B[c1] + B[c2] two row gathers (faster turn
+  and river iterations on a CPU); without, two matrix products by the [H, 52]
   card indicator (for matrix units)."""
   total = reach.sum(-1, keepdims=True)
   if card_lists is not None:

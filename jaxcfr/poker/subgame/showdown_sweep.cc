@@ -12,7 +12,7 @@
 //   full(h)  = total - card[c1] - card[c2]            at the end
 //              = win(h) + ties(h) + lose(h) - r(h),
 // so win(h) - lose(h) = win(h) + after(h) - full(h). This is the method postflop solvers use: O(H M)
-// per board, no prefix arrays, no gathers (one walk where two, up and down, took 1.2x longer).
+// per board, no prefix arrays, no gathers (one walk where two, up and down, took longer).
 //
 // Inputs, per board (leading batch dimensions, if any, are the same for all of them):
 //   order         int16 [H]      the hands by increasing strength
@@ -43,7 +43,7 @@ constexpr int64_t kLanes = 8;  // floats per vector: the sweep's rows are padded
 
 // The loops over a row's columns. The rows never overlap (a hand's two cards differ; the total and the
 // outputs are rows of their own), and `__restrict` says so: no overlap checks at run time, which made
-// a narrow board's sweep 1.26x slower.
+// a narrow board's sweep slower.
 template <typename T>
 inline void Set(T* __restrict o, const T* __restrict t, const T* __restrict a, const T* __restrict b,
                 int64_t n) {
@@ -72,7 +72,7 @@ inline void Accumulate(T* __restrict t, T* __restrict a, T* __restrict b, const 
 }
 
 // The turns between the trees' layout [M, H] and the walk's [H, width] take 8 x 8 tiles at a time, in
-// registers where the CPU has AVX (with scalar tiles a call on the river spot took 1.35x as long).
+// registers where the CPU has AVX (with scalar tiles a call on the river spot took longer).
 // dst[k * dst_stride + j] = src[j * src_stride + k] for an 8 x 8 tile.
 template <typename T>
 inline void Tile(const T* src, int64_t src_stride, T* dst, int64_t dst_stride) {
@@ -169,7 +169,7 @@ bool Sweep(const int16_t* order, const int16_t* not_stronger, const int64_t* row
   return true;
 }
 
-// Not inlined into the handler: inlined beside the checks there, the walk compiled 1.15x to 1.2x slower.
+// Not inlined into the handler: inlined beside the checks there, the walk compiled to slower code.
 template <typename T>
 __attribute__((noinline)) bool Boards(const int16_t* order, const int16_t* not_stronger,
                                       const int16_t* card_weaker, const T* reach, T* out, int64_t per_card,
@@ -178,7 +178,7 @@ __attribute__((noinline)) bool Boards(const int16_t* order, const int16_t* not_s
   // (P a multiple of kLanes; the padding stays 0), swept there, and turned back.
   const int64_t width = (columns + kLanes - 1) / kLanes * kLanes;
   // Scratch rows, each written before it is read: no zeros to lay down first (which, with the tables'
-  // checks by a gather per hand, took a fifth of a river call).
+  // checks by a gather per hand, took a large share of a river call).
   std::vector<T> sums;
   std::unique_ptr<T[]> rows_in(new T[hands * width]), rows_out(new T[hands * width]), stage(new T[8 * hands]);
   std::unique_ptr<int64_t[]> rows(new int64_t[2 * hands]);

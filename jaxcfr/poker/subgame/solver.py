@@ -13,9 +13,9 @@ stay in cache. Updates alternate between the players, as the full-width family's
 
 A turn tree built on a CPU comes in blocks (`blocked.Blocks`): its river subtrees are the same under
 every river card, so the solver runs them one card at a time (`over_blocks`: a loop that updates the
-blocks' state in place, `BLOCKS_PER_STEP` cards per step), between the turn street's passes; a
-block's arrays stay in cache from its top-down pass to its bottom-up pass (1.68x faster turn
-iterations than the whole tree's passes on a 2-core CPU). Same numbers, other order.
+blocks' state in place, `BLOCKS_PER_STEP` cards per step), between the turn street's passes, so
+that a block's arrays stay in cache from its top-down pass to its bottom-up pass. Same numbers as the
+whole tree's passes, other order.
 
     solver = subgame_solver('dcfr')
     state = solver.init(game)
@@ -28,9 +28,10 @@ decision nodes that `subgame` evaluates. Its checks read the state (`evaluate_av
 protocol's optional entry): the same numbers as `Subgame.evaluate_profile` of the laid-out average,
 without laying it out, and block by block on a blocked turn tree.
 
-Safe re-solving: `safe_subgame_solver(algorithm, gadget)` solves a `SafeSubgame` (`safe_subgame(game,
-replaced, opponent)`), in which a gadget before the root lets the opponent take, hand by hand, its
-best-response value against the strategy being replaced instead of entering (Resolve or Maxmargin).
+The passes are module-level functions of the algorithm's `SolverConfig` (its regret rule, the
+average's discount, alternating or simultaneous updates): `init`, `update`, `current_policy`,
+`average_policy`, `warm_start`, and `step` (an iteration that also returns the root values, which
+safe re-solving, `resolving`, builds on); `build` binds them into a `Solver`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ import jax.numpy as jnp
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
 from jaxcfr.poker.subgame import game as subgame_module
-from jaxcfr.poker.subgame import showdown
 from jaxcfr.poker.subgame.game import PublicTree, Subgame, policy_edges, take, take_padded
 from jaxcfr.poker.subgame.tree import CHANCE, DECISION, FOLD, SHOWDOWN
 from jaxcfr.protocol import Solver
@@ -98,8 +98,8 @@ def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
   return jnp.pad(edge, ((start, sum(tree.level_sizes[depth]) - stop), (0, 0)), constant_values=1)
 
 
-# River cards per step of a blocked turn tree's loop (`over_blocks`; 1, 2, 3 and 4 measured on a 2-core
-# CPU: 1, 1.10x faster than 2).
+# River cards per step of a blocked turn tree's loop (`over_blocks`): one, the fastest of the counts
+# measured (1 to 4) on CPUs.
 BLOCKS_PER_STEP = 1
 
 
@@ -110,8 +110,7 @@ def over_blocks(one_block, parts, inputs, value_shape, dtype):
   parts, the root values summed over the blocks [value_shape] of `dtype`); `parts` may be empty.
 
   A `fori_loop` that carries the parts and writes each step's blocks back in place: a `lax.map` would
-  fill new stacked outputs with zeros and copy into them every half-iteration (1.2x slower turn
-  iterations on a 2-core CPU)."""
+  fill new stacked outputs with zeros and copy into them every half-iteration."""
   steps, rest = divmod(inputs[-1].shape[0], BLOCKS_PER_STEP)
 
   def run(start, size, parts, summed):
@@ -135,8 +134,7 @@ def over_blocks(one_block, parts, inputs, value_shape, dtype):
 
 def _sum_axis1(x: jax.Array) -> jax.Array:
   """x.sum(1), as unrolled additions where axis 1 is short (a node's children): XLA:CPU hands
-  reductions to a library call, which costs more than its own fused loop at a few terms (1.07x faster
-  turn iterations on a 2-core CPU)."""
+  reductions to a library call, which costs more than its own fused loop at a few terms."""
   if x.shape[1] > 8:
     return x.sum(1)
   total = x[:, 0]
@@ -342,11 +340,227 @@ def _evaluate_state(state: SubgameState, game: Subgame) -> tuple[jax.Array, jax.
   return evaluate_average(state.cumulative_policy, game)
 
 
+# The solver's passes. Those that read the algorithm take its `SolverConfig` first; `build` binds them.
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverConfig:
+  """What the passes read besides the state and the game: the full-width algorithm's regret rule, the
+  power that discounts the average's weights, and the players that update together."""
+
+  rule: solvers.RegretTransform  # `solvers.regret_rule`'s: CFR+, DCFR, PCFR+, ...
+  power: Any  # each iteration t scales the average's weights by ((t - 1) / t)^power
+  groups: tuple[tuple[int, ...], ...]  # ((0,), (1,)) alternating updates; ((0, 1),) simultaneous
+
+
+def solver_config(algorithm: str, hyperparameters: dict) -> tuple[SolverConfig, dict]:
+  """(`algorithm`'s config, its hyper-parameters as the solver reports them): validated by the
+  registry, defaults from `defaults.SUBGAME_HYPERPARAMETERS`, else the registry's."""
+  entry = algorithms.get(algorithm)
+  if entry.family != algorithms.FULL_WIDTH:
+    full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
+    raise ValueError(f'a subgame is solved by a full-width algorithm ({full_width}); got {algorithm!r}')
+  resolved = entry.resolve(**{**defaults.SUBGAME_HYPERPARAMETERS.get(entry.name, {}), **hyperparameters})
+  alternating = resolved.pop('alternating')
+  rule, power = solvers.regret_rule(algorithm, **resolved)
+  groups = ((0,), (1,)) if alternating else ((0, 1),)
+  return SolverConfig(rule, power, groups), {'alternating': alternating, **resolved}
+
+
+def init(config: SolverConfig, game: Subgame, key: jax.Array | None = None) -> SubgameState:
+  del key  # nothing is sampled
+  zeros = tuple(jnp.zeros(shape, game.dtype) for shape in state_shapes(game))
+  return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(config.rule.init(z) for z in zeros))
+
+
+def current_policy(config: SolverConfig, state: SubgameState, game: Subgame) -> jax.Array:
+  positive = [
+    jnp.maximum(config.rule.matched_regret(regret, rule_state), 0)
+    for regret, rule_state in zip(state.cumulative_regret, state.rule_state, strict=True)
+  ]
+  return match(state_to_rows(game, positive), game.tree.legal)
+
+
+def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
+  return normalize(state_to_rows(game, state.cumulative_policy), game.tree.legal)
+
+
+def update(config: SolverConfig, state: SubgameState, game: Subgame) -> SubgameState:
+  return step(config, state, game, None)[0]
+
+
+def warm_start(
+  config: SolverConfig, state: SubgameState, game: Subgame, policy: jax.Array, iterations
+) -> SubgameState:
+  """`iterations` updates in which both players play `policy` [D, A, H] (see `subgame_warm_start`)."""
+  played = rows_to_state(game, policy)
+  return jax.lax.fori_loop(0, iterations, lambda _, s: step(config, s, game, played)[0], state)
+
+
+def step(config: SolverConfig, state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
+  """One iteration, and each player's counterfactual values at the root [2, H] in it (those of its
+  own update's pass); `played` (per depth [e_d, H] edge probabilities in the state's layout, or
+  None) replaces the strategy that regret matching gives, for warm starts."""
+  if game.blocks is not None:
+    return blocked_step(config, state, game, played)
+  tree, spot = game.tree, game.spot
+  t, keep = _clock(config, state, spot)
+  parts = tuple(list(x) for x in state[1:])
+  folds_of = functools.partial(subgame_module.terminal_values, game)
+  roots = [None, None]
+  for players in config.groups:
+    edge = _edges_of(config, tree, parts[0], parts[2], played)
+    reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
+    first = players == config.groups[0]
+    values = half(config, tree, edge, reach, players, first, folds_of, None, parts, t, keep)
+    for player, value in zip(players, values, strict=True):
+      roots[player] = value[0]
+  return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
+
+
+def blocked_step(
+  config: SolverConfig, state: SubgameState, game: Subgame, played
+) -> tuple[SubgameState, jax.Array]:
+  """`step` on a blocked turn tree: the turn street's passes, and between them its river part one
+  block (river card) at a time (`over_blocks`, `_block_half`)."""
+  blocks, spot = game.blocks, game.spot
+  upper = blocks.upper
+  t, keep = _clock(config, state, spot)
+  split = len(upper.level_sizes) - 1
+  upper_parts = tuple(list(x[:split]) for x in state[1:])
+  forest_parts = tuple(tuple(x[split:]) for x in state[1:])
+  upper_played = forest_played = None
+  if played is not None:
+    upper_played, forest_played = played[:split], tuple(played[split:])
+  upper_folds = functools.partial(subgame_module.terminal_values, Subgame(upper, spot))
+  inputs = (forest_played, spot.tables, blocks.block_card)  # per block, beside its state parts
+  roots = [None, None]
+  for players in config.groups:
+    first = players == config.groups[0]
+    edge = _edges_of(config, upper, upper_parts[0], upper_parts[2], upper_played)
+    # The second half of alternating updates (IP's) needs OOP's reach alone: the weights took both
+    # players' reaches in the first.
+    slots = 1 if players == (1,) else 2
+    reach = _top_down(upper, edge, spot.ranges[None, :slots], None)  # its chance nodes are leaves
+    chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
+    one_block = functools.partial(_block_half, config, game, players, first, chance_reach, t, keep)
+    shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
+    forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype)
+    chance = functools.partial(_chance_values, blocks, players, summed)
+    values = half(config, upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)
+    for player, value in zip(players, values, strict=True):
+      roots[player] = value[0]
+  fields = (tuple(u) + tuple(f) for u, f in zip(upper_parts, forest_parts, strict=True))
+  return SubgameState(t, *fields), jnp.stack(roots)
+
+
+def _block_half(config: SolverConfig, game: Subgame, players, first, chance_reach, t, keep, args):
+  """`half` on one block of a blocked turn tree (`over_blocks`' `one_block`): `args` = (the block's
+  state parts, its played edges or None, its showdown tables, its river card); `chance_reach`
+  [K, slots, H] the reaches at the upper part's chance nodes. Returns (its new state parts, the values
+  at its roots [players, n_0, H])."""
+  blocks, spot = game.blocks, game.spot
+  forest = blocks.forest
+  (regrets, weights, rule_states), block_played, tables, card = args
+  parts = (list(regrets), list(weights), list(rule_states))
+  mask = spot.card_mask[card]  # the hands that do not hold the river card
+  edge = _edges_of(config, forest, parts[0], parts[2], block_played)
+  reach = _top_down(forest, edge, take(chance_reach, blocks.root_chance) * mask, None)
+  folds_of = _block_terminals(forest, spot, tables, mask)
+  values = half(config, forest, edge, reach, players, first, folds_of, None, parts, t, keep)
+  return tuple(tuple(x) for x in parts), jnp.stack(values)
+
+
+def _chance_values(blocks, players, summed, player) -> jax.Array:
+  """[K, H]: `player`'s values at the upper part's chance nodes, from the blocks' root values summed
+  over the blocks `summed` [players, n_0, H]."""
+  return take(summed[players.index(player)], blocks.chance_root) * blocks.upper.chance_weight[:, None]
+
+
+def _clock(config: SolverConfig, state: SubgameState, spot) -> tuple[jax.Array, jax.Array]:
+  """(this iteration's number t, the factor ((t - 1) / t)^power that discounts the average's weights)."""
+  t = state.iteration + 1
+  dtype = spot.ranges.dtype
+  return t, jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(config.power, dtype))
+
+
+def _edges_of(config: SolverConfig, tree: PublicTree, regrets, rule_states, played) -> list[jax.Array]:
+  """Per depth [n_d, H]: the strategy's probability of the action into each node (`played` or
+  regret matching)."""
+  if played is None:
+    played = [
+      _edge_strategy(tree, jnp.maximum(config.rule.matched_regret(regret, rule_state), 0), d + 1)
+      for d, (regret, rule_state) in enumerate(zip(regrets, rule_states, strict=True))
+    ]
+  return [all_rows(tree, e, d) for d, e in enumerate(played, 1)]
+
+
+def half(
+  config: SolverConfig, tree: PublicTree, edge, reach, players, first, folds_of, chance, parts, t, keep
+):
+  """A half-iteration's work on one tree below its reaches' top depth: the average's weights (in the
+  first half), then per player in `players` the values bottom-up and the regret updates (all at once
+  after the players' passes where they update together). `parts` = (regrets, weights, rule states) per
+  depth, updated in place; `chance` (or None) gives a player's chance nodes' values [K, H]; returns the
+  values at depth 0 per player [n_0, H]."""
+  regrets, weights, rule_states = parts
+  edge_actor, edge_parent = edge_rows(tree, tree.parent_player[1:]), edge_rows(tree, tree.parent[1:])
+  if first:
+    _add_reach(tree, reach, edge_actor, weights, keep)
+  instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None  # simultaneous updates
+  roots = []
+  for player in players:
+    folds, showdowns = folds_of(reach, player)
+    below = None  # [n_{d+1}, H] the next depth's values
+    chance_values = None if chance is None else chance(player)
+    for d in reversed(range(len(tree.level_sizes))):
+      sizes = tree.level_sizes[d]
+      value_parts = []
+      if sizes[DECISION]:
+        own = (tree.parent_player[d + 1] == player)[:, None]
+        weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
+        value_parts.append(_sum_axis1(take_padded(weighted, tree.children[d])))
+      value = jnp.concatenate(value_parts + _other_rows(tree, d, below, folds, showdowns, chance_values))
+      if d + 1 < len(tree.level_sizes):
+        mine = (edge_actor[d] == player)[:, None]
+        parent = jnp.where(edge_actor[d] < 2, edge_parent[d], 0)
+        regret = jnp.where(mine, below[slice(*tree.edge_bounds[d + 1])] - take(value, parent), 0)
+        if instant is None:
+          cumulative, _, rule_state = config.rule.update(regrets[d], regret, rule_states[d], t)
+          on = functools.partial(jnp.where, mine)
+          regrets[d] = on(cumulative, regrets[d])
+          rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
+        else:
+          instant[d] = instant[d] + regret
+      below = value
+    roots.append(below)
+  if instant is not None:
+    for d, regret in enumerate(instant):
+      cumulative, _, rule_state = config.rule.update(regrets[d], regret, rule_states[d], t)
+      on = functools.partial(jnp.where, (edge_actor[d] < 2)[:, None])
+      regrets[d] = on(cumulative, regrets[d])
+      rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
+  return roots
+
+
+def _add_reach(tree: PublicTree, reach, edge_actor, weights: list, keep) -> None:
+  """The average's weights (per depth [e_d, H], updated in place) discounted by `keep`, plus the acting
+  player's reach of each edge (`reach` per depth [n_d, 2, H]: both players' edges, as a player's own
+  reach is the same in both halves of an iteration)."""
+  for d in range(1, len(tree.level_sizes)):
+    kept, kept_actor = reach[d][slice(*tree.edge_bounds[d])], edge_actor[d - 1]
+    own = jnp.where(kept_actor[:, None] == 0, kept[:, 0], kept[:, 1])
+    weights[d - 1] = jnp.where((kept_actor < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
+
+
+# The solvers.
+
+
 def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
   """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
   defaults for the rest: `defaults.SUBGAME_HYPERPARAMETERS`, else the registry's), e.g.
   `subgame_solver('dcfr', alpha=1.5)`."""
-  return _build(algorithm, hyperparameters)[0]
+  return build(algorithm, hyperparameters)[1]
 
 
 def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
@@ -357,323 +571,20 @@ def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
   regrets of `policy` against itself, accumulated and discounted by the algorithm's rule, and the
   average strategy `policy` (strategy-based warm starting, Brown & Sandholm 2016). Jittable, the
   count may be traced."""
-  return _build(algorithm, hyperparameters)[1]
+  config, _ = build(algorithm, hyperparameters)
+  return functools.partial(warm_start, config)
 
 
-def _build(algorithm: str, hyperparameters: dict):
-  """(the solver, its warm start, its `step(state, game, played) -> (state, root values [2, H])`): see
-  `subgame_solver` and `subgame_warm_start`."""
-  entry = algorithms.get(algorithm)
-  if entry.family != algorithms.FULL_WIDTH:
-    full_width = ', '.join(algorithms.names(algorithms.FULL_WIDTH))
-    raise ValueError(f'a subgame is solved by a full-width algorithm ({full_width}); got {algorithm!r}')
-  config = entry.resolve(**{**defaults.SUBGAME_HYPERPARAMETERS.get(entry.name, {}), **hyperparameters})
-  alternating = config.pop('alternating')
-  rule, power = solvers.regret_rule(algorithm, **config)
-  groups = ((0,), (1,)) if alternating else ((0, 1),)
-
-  def init(game: Subgame, key: jax.Array | None = None) -> SubgameState:
-    del key  # nothing is sampled
-    zeros = tuple(jnp.zeros(shape, game.dtype) for shape in state_shapes(game))
-    return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(rule.init(z) for z in zeros))
-
-  def positive(state: SubgameState) -> list[jax.Array]:
-    return [
-      jnp.maximum(rule.matched_regret(regret, rule_state), 0)
-      for regret, rule_state in zip(state.cumulative_regret, state.rule_state, strict=True)
-    ]
-
-  def current_policy(state: SubgameState, game: Subgame) -> jax.Array:
-    return match(state_to_rows(game, positive(state)), game.tree.legal)
-
-  def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
-    return normalize(state_to_rows(game, state.cumulative_policy), game.tree.legal)
-
-  def half(tree, edge, reach, players, first, folds_of, chance, parts, t, keep):
-    """A half-iteration's work on one tree below its reaches' top depth: the average's weights (in the
-    first half), then per player in `players` the values bottom-up and the regret updates. `parts` =
-    (regrets, weights, rule states) per depth, updated in place; `chance` (or None) gives a player's
-    chance nodes' values [K, H]; returns the values at depth 0 per player [n_0, H]."""
-    regrets, weights, rule_states = parts
-    edge_actor, edge_parent = edge_rows(tree, tree.parent_player[1:]), edge_rows(tree, tree.parent[1:])
-    if first:  # both players' edges: a player's own reach is the same in both halves
-      for d in range(1, len(tree.level_sizes)):
-        kept, kept_actor = reach[d][slice(*tree.edge_bounds[d])], edge_actor[d - 1]
-        own = jnp.where(kept_actor[:, None] == 0, kept[:, 0], kept[:, 1])
-        weights[d - 1] = jnp.where((kept_actor < 2)[:, None], weights[d - 1] * keep + own, weights[d - 1])
-    instant = [jnp.zeros_like(w) for w in weights] if len(players) > 1 else None  # simultaneous updates
-    roots = []
-    for player in players:
-      folds, showdowns = folds_of(reach, player)
-      below = None  # [n_{d+1}, H] the next depth's values
-      chance_values = None if chance is None else chance(player)
-      for d in reversed(range(len(tree.level_sizes))):
-        sizes = tree.level_sizes[d]
-        value_parts = []
-        if sizes[DECISION]:
-          own = (tree.parent_player[d + 1] == player)[:, None]
-          weighted = jnp.where(own, edge[d] * below, below)  # the opponent's strategy is in its reach
-          value_parts.append(_sum_axis1(take_padded(weighted, tree.children[d])))
-        value = jnp.concatenate(value_parts + _other_rows(tree, d, below, folds, showdowns, chance_values))
-        if d + 1 < len(tree.level_sizes):
-          mine = (edge_actor[d] == player)[:, None]
-          parent = jnp.where(edge_actor[d] < 2, edge_parent[d], 0)
-          regret = jnp.where(mine, below[slice(*tree.edge_bounds[d + 1])] - take(value, parent), 0)
-          if instant is None:
-            cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
-            on = functools.partial(jnp.where, mine)
-            regrets[d] = on(cumulative, regrets[d])
-            rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
-          else:
-            instant[d] = instant[d] + regret
-        below = value
-      roots.append(below)
-    if instant is not None:
-      for d, regret in enumerate(instant):
-        cumulative, _, rule_state = rule.update(regrets[d], regret, rule_states[d], t)
-        on = functools.partial(jnp.where, (edge_actor[d] < 2)[:, None])
-        regrets[d] = on(cumulative, regrets[d])
-        rule_states[d] = jax.tree.map(on, rule_state, rule_states[d])
-    return roots
-
-  def clock(state: SubgameState, spot) -> tuple[jax.Array, jax.Array]:
-    """(this iteration's number t, the factor ((t - 1) / t)^power that discounts the average's weights)."""
-    t = state.iteration + 1
-    dtype = spot.ranges.dtype
-    return t, jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(power, dtype))
-
-  def edges_of(tree, regrets, rule_states, played):
-    """Per depth [n_d, H]: the strategy's probability of the action into each node (`played` or
-    regret matching)."""
-    if played is None:
-      played = [
-        _edge_strategy(tree, jnp.maximum(rule.matched_regret(regret, rule_state), 0), d + 1)
-        for d, (regret, rule_state) in enumerate(zip(regrets, rule_states, strict=True))
-      ]
-    return [all_rows(tree, e, d) for d, e in enumerate(played, 1)]
-
-  def step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
-    """One iteration, and each player's counterfactual values at the root [2, H] in it (those of its
-    own update's pass); `played` (per depth [e_d, H] edge probabilities in the state's layout, or
-    None) replaces the strategy that regret matching gives, for warm starts."""
-    if game.blocks is not None:
-      return blocked_step(state, game, played)
-    tree, spot = game.tree, game.spot
-    t, keep = clock(state, spot)
-    parts = tuple(list(x) for x in state[1:])
-    folds_of = functools.partial(subgame_module.terminal_values, game)
-    roots = [None, None]
-    for players in groups:
-      edge = edges_of(tree, parts[0], parts[2], played)
-      reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
-      values = half(tree, edge, reach, players, players == groups[0], folds_of, None, parts, t, keep)
-      for player, value in zip(players, values, strict=True):
-        roots[player] = value[0]
-    return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
-
-  def blocked_step(state: SubgameState, game: Subgame, played) -> tuple[SubgameState, jax.Array]:
-    """`step` on a blocked turn tree: the turn street's passes, and between them its river part one
-    block (river card) at a time (`over_blocks`)."""
-    blocks, spot = game.blocks, game.spot
-    upper, forest = blocks.upper, blocks.forest
-    t, keep = clock(state, spot)
-    split = len(upper.level_sizes) - 1
-    upper_parts = tuple(list(x[:split]) for x in state[1:])
-    forest_parts = tuple(tuple(x[split:]) for x in state[1:])
-    upper_played = forest_played = None
-    if played is not None:
-      upper_played, forest_played = played[:split], tuple(played[split:])
-    upper_folds = functools.partial(subgame_module.terminal_values, Subgame(upper, spot))
-    inputs = (forest_played, spot.tables, blocks.block_card)  # per block, beside its state parts
-    roots = [None, None]
-    for players in groups:
-      first = players == groups[0]
-      edge = edges_of(upper, upper_parts[0], upper_parts[2], upper_played)
-      # The second half of alternating updates (IP's) needs OOP's reach alone: the weights took both
-      # players' reaches in the first.
-      slots = 1 if players == (1,) else 2
-      reach = _top_down(upper, edge, spot.ranges[None, :slots], None)  # its chance nodes are leaves
-      chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
-
-      def one_block(args, players=players, first=first, chance_reach=chance_reach):
-        (regrets, weights, rule_states), block_played, tables, card = args
-        parts = (list(regrets), list(weights), list(rule_states))
-        mask = spot.card_mask[card]  # the hands that do not hold the river card
-        edge = edges_of(forest, parts[0], parts[2], block_played)
-        reach = _top_down(forest, edge, take(chance_reach, blocks.root_chance) * mask, None)
-        folds_of = _block_terminals(forest, spot, tables, mask)
-        values = half(forest, edge, reach, players, first, folds_of, None, parts, t, keep)
-        return tuple(tuple(x) for x in parts), jnp.stack(values)
-
-      shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
-      forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype)
-      chance = lambda player, summed=summed, players=players: (
-        take(summed[players.index(player)], blocks.chance_root) * upper.chance_weight[:, None]
-      )
-      values = half(upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)
-      for player, value in zip(players, values, strict=True):
-        roots[player] = value[0]
-    fields = (tuple(u) + tuple(f) for u, f in zip(upper_parts, forest_parts, strict=True))
-    return SubgameState(t, *fields), jnp.stack(roots)
-
-  def update(state: SubgameState, game: Subgame) -> SubgameState:
-    return step(state, game, None)[0]
-
-  def warm_start(state: SubgameState, game: Subgame, policy: jax.Array, iterations) -> SubgameState:
-    played = rows_to_state(game, policy)
-    return jax.lax.fori_loop(0, iterations, lambda _, s: step(s, game, played)[0], state)
-
+def build(algorithm: str, hyperparameters: dict) -> tuple[SolverConfig, Solver]:
+  """(`algorithm`'s config, its solver: the passes bound to the config); see `subgame_solver`."""
+  config, resolved = solver_config(algorithm, hyperparameters)
   solver = Solver(
-    init,
-    update,
-    current_policy,
+    functools.partial(init, config),
+    functools.partial(update, config),
+    functools.partial(current_policy, config),
     average_policy,
     name=algorithm,
-    hyperparameters={'alternating': alternating, **config},
+    hyperparameters=resolved,
     evaluate_average=_evaluate_state,
   )
-  return solver, warm_start, step
-
-
-# Safe re-solving: a gadget lets the opponent choose its hands at the root.
-
-GADGETS = defaults.GADGETS
-
-
-@dataclasses.dataclass(frozen=True)
-class SafeSubgame:
-  """A subgame to re-solve safely: `game` (its ranges: the player's own, and the opponent's prior for
-  the Resolve gadget), the `opponent`'s tree player, and `alternatives` [H]: the counterfactual value
-  each of the opponent's hands can have instead of entering the subgame (`safe_subgame`: its best
-  response to the strategy being replaced, e.g. the blueprint's). Solved by `safe_subgame_solver`."""
-
-  game: Subgame
-  alternatives: jax.Array  # [H] the opponent's counterfactual values, in the units of `game`'s values
-  opponent: jax.Array  # [] int32: the tree player (0 OOP, 1 IP) whose root reach the gadget chooses
-
-  num_players = 2
-  tree = property(lambda self: self.game.tree)
-  large_blocks = property(lambda self: self.game.large_blocks)
-  classic_emitters = property(lambda self: self.game.classic_emitters)
-  spot = property(lambda self: self.game.spot)
-  dtype = property(lambda self: self.game.dtype)
-  num_hands = property(lambda self: self.game.num_hands)
-  name = property(lambda self: self.game.name)
-  info = property(lambda self: self.game.info)
-  num_infosets = property(lambda self: self.game.num_infosets)
-  num_histories = property(lambda self: self.game.num_histories)
-
-  def evaluate_profile(self, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """`game`'s (the prior ranges')."""
-    return self.game.evaluate_profile(policy)
-
-
-jax.tree_util.register_dataclass(
-  SafeSubgame, data_fields=['game', 'alternatives', 'opponent'], meta_fields=[]
-)
-
-
-def alternatives(game: Subgame, replaced: jax.Array, opponent: int) -> jax.Array:
-  """[H] the `opponent`'s alternatives: the counterfactual values at the root of its best response to
-  `replaced` [D, A, H] (the strategy the re-solve replaces) for each of its hands. A re-solve that
-  keeps every hand at or below these is no more exploitable in this subgame than `replaced` (Burch,
-  Johanson & Bowling 2014; Moravcik et al. 2016)."""
-  reach = subgame_module.reach_probabilities(game, replaced)
-  return subgame_module.counterfactual_values(game, replaced, reach, opponent, best_response=True)[0]
-
-
-def safe_subgame(game: Subgame, replaced: jax.Array, opponent: int) -> SafeSubgame:
-  """`game` to re-solve safely against `replaced` [D, A, H] (`alternatives`, compiled per tree shape)
-  for the `opponent` (0 or 1)."""
-  values = _alternatives_program()(game, replaced, int(opponent))
-  return SafeSubgame(game, values, jnp.asarray(opponent, jnp.int32))
-
-
-@functools.cache
-def _alternatives_program():
-  """`alternatives`, jitted (it returns an array: a jitted function that returned a game would carry the
-  first traced game's static fields, such as its tree's `TreeInfo`, which compare equal across shapes).
-  XLA's default options on every street: with the river's (`backend.compiler_options`), a search
-  river tree's alternatives took 0.73 against 0.66 ms on a 2-core CPU (alternating, 15 rounds)."""
-  return jax.jit(alternatives, static_argnums=2)
-
-
-class SafeState(NamedTuple):
-  """The subgame solver's state and the gadget's regrets."""
-
-  inner: SubgameState
-  gadget_regret: jax.Array  # [2, H]: Resolve's (enter, take the alternative); Maxmargin's row 0 per hand
-
-
-def safe_subgame_solver(algorithm: str = defaults.ALGORITHM, gadget: str = 'maxmargin', **hyperparameters):
-  """A public-tree solver of `SafeSubgame`s (`subgame_solver(algorithm, **hyperparameters)` inside)
-  whose root is preceded by a gadget in which the opponent picks its reach at the root, hand by hand,
-  against the alternatives; the player's own range is the game's. Regret matching with floored regrets
-  (CFR+'s rule) solves the gadget.
-
-  - 'resolve' (Burch et al. 2014): each of the opponent's hands, weighted by its prior range, enters
-    or takes its alternative. At equilibrium no hand gets more than its alternative; below that the
-    re-solve plays for the prior's hands.
-  - 'maxmargin' (Moravcik et al. 2016): the opponent picks the hands (any distribution) whose gain,
-    value over the alternative per unit of the player's compatible range, is largest, so the re-solve
-    maximises the smallest margin (minus the gain) over all the opponent's hands, whatever the prior.
-
-  Its policies are the subgame's [D, A, H]; the opponent's average is the gadget's mix, not a
-  strategy to play."""
-  if gadget not in GADGETS:
-    raise ValueError(f'gadget must be one of {", ".join(GADGETS)}, got {gadget!r}')
-  inner, _, step = _build(algorithm, hyperparameters)
-
-  def init(game: SafeSubgame, key: jax.Array | None = None) -> SafeState:
-    return SafeState(inner.init(game.game, key), jnp.zeros((2, game.num_hands), game.dtype))
-
-  def masses(game: SafeSubgame) -> jax.Array:
-    """[H] the player's range on the hands that share no card with each of the opponent's."""
-    spot = game.game.spot
-    own = jnp.where(game.opponent == 0, spot.ranges[1], spot.ranges[0])
-    return showdown.compatible_mass(spot.hands, own[None])[0]
-
-  def entering(state: SafeState, game: SafeSubgame) -> tuple[jax.Array, jax.Array]:
-    """(the opponent's reach at the root [H], the gadget's strategy: the share entering [H])."""
-    spot, regret = game.game.spot, jnp.maximum(state.gadget_regret, 0)
-    if gadget == 'maxmargin':
-      total = regret[0].sum()
-      share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 1 / game.num_hands)
-      mass = masses(game)
-      return jnp.where(mass > 0, share / jnp.where(mass > 0, mass, 1), 0), share
-    total = regret.sum(0)
-    share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 0.5)
-    return spot.ranges[game.opponent] * share, share
-
-  def with_reach(game: SafeSubgame, reach: jax.Array) -> Subgame:
-    spot = game.game.spot
-    ranges = spot.ranges.at[game.opponent].set(reach.astype(spot.ranges.dtype))
-    return dataclasses.replace(game.game, spot=dataclasses.replace(spot, ranges=ranges))
-
-  def update(state: SafeState, game: SafeSubgame) -> SafeState:
-    reach, share = entering(state, game)
-    next_inner, roots = step(state.inner, with_reach(game, reach), None)
-    value, alternative = roots[game.opponent], game.alternatives
-    if gadget == 'maxmargin':
-      mass = masses(game)
-      gain = jnp.where(mass > 0, (value - alternative) / jnp.where(mass > 0, mass, 1), 0)  # -margin
-      regret = jnp.stack([gain - (share * gain).sum(), jnp.zeros_like(gain)])
-    else:
-      mixed = share * value + (1 - share) * alternative
-      regret = jnp.stack([value - mixed, alternative - mixed])
-    return SafeState(next_inner, jnp.maximum(state.gadget_regret + regret, 0))
-
-  def current_policy(state: SafeState, game: SafeSubgame) -> jax.Array:
-    return inner.current_policy(state.inner, game.game)
-
-  def average_policy(state: SafeState, game: SafeSubgame) -> jax.Array:
-    return inner.average_policy(state.inner, game.game)
-
-  return Solver(
-    init,
-    update,
-    current_policy,
-    average_policy,
-    name=f'{algorithm}+{gadget}',
-    hyperparameters={**inner.hyperparameters, 'gadget': gadget},
-  )
+  return config, solver

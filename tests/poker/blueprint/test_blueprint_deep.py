@@ -10,9 +10,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from cli_runner import run_cli
 from jax.experimental import io_callback
 from test_blueprint import BOARD, DECK, POT, RULES, exact_game
-from test_cli import run_cli
 
 import jaxcfr
 from abstractions import HOLES
@@ -58,7 +58,7 @@ def test_the_split_first_layer_is_the_network_on_the_features():
   )
   hole, board = game_lib.deal(game, jax.random.key(1), 9)
 
-  def both(params, hole, board):  # compiled: op by op, the same arithmetic took 14 s
+  def both(params, hole, board):  # compiled: op by op, the same arithmetic is far slower
     split = deep.network_outputs(game, nodes, params, hole, board)  # [D, B, A]
     rows = jnp.arange(game.num_decisions)
     x = deep.row_features(game, nodes, rows[:, None], jnp.moveaxis(hole, 1, 0)[game.player], board[None])

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from test_cli import run_cli
+from cli_runner import run_cli
 
 from abstractions import HOLES, NoLimitRules, hand_rank
 from jaxcfr import cli

@@ -8,7 +8,7 @@ import json
 import jax
 import numpy as np
 import pytest
-from test_cli import run_cli
+from cli_runner import run_cli
 
 from abstractions import HOLES, NoLimitRules, hand_rank
 from jaxcfr import cli
@@ -287,7 +287,7 @@ def test_cli_bad_input_is_one_line_and_exit_status_2(args, message, tmp_path, ca
 
 
 def test_the_match_line_gives_slow_rates_in_significant_digits():
-  """A search bot plays about a hand a second: the match line says 0.45 hands/s, not 0."""
+  """A search bot plays few hands a second: the match line says 0.45 hands/s, not 0."""
   from jaxcfr.cli.match import _rate  # noqa: PLC0415
 
   assert [_rate(x) for x in (0.45, 3.25, 12.6, 5900.2)] == ['0.45', '3.2', '13', '5,900']

@@ -1,4 +1,4 @@
-"""The OpenSpiel `universal_poker` oracle (`tests/poker_oracle.py`) checked against hand
+"""The OpenSpiel `universal_poker` oracle (`tests/oracles/poker_oracle.py`) checked against hand
 computations, OpenSpiel's own dealing and evaluation, and `abstractions.hand_rank`."""
 
 import numpy as np

@@ -1,5 +1,5 @@
 """The public-tree solver's fused per-edge passes (`jaxcfr.poker.subgame.solver`) against the plain
-`[D, A, H]` form (`tests/subgame_reference.py`: full reach and counterfactual-value passes, which the
+`[D, A, H]` form (`tests/oracles/subgame_reference.py`: full reach and counterfactual-value passes, which the
 oracle tests check against OpenSpiel): the same regrets, current and average policies, iteration by
 iteration, for every full-width algorithm, alternating or not, on river and turn trees."""
 
@@ -16,6 +16,7 @@ import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker.rules import cards
 from jaxcfr.poker.subgame import game as subgame
+from jaxcfr.poker.subgame import resolving
 from jaxcfr.poker.subgame import solver as solver_module
 from jaxcfr.poker.subgame.game import policy_edges
 from jaxcfr.poker.subgame.solver import SubgameState as _FusedState
@@ -71,8 +72,8 @@ def fused_state(game, plain_state):
   )
 
 
-# Each case compiles three programs for two trees (about 40 s): all fourteen run with -m slow. By
-# default the fused solver is checked against OpenSpiel's universal_poker (tests/test_poker_subgame.py).
+# Each case compiles three programs for two trees: all fourteen run with -m slow. By default the
+# fused solver is checked against OpenSpiel's universal_poker (tests/poker/subgame/test_poker_subgame.py).
 CASES = [
   pytest.param(name, alternating, marks=pytest.mark.slow)
   for name in algorithms.names(algorithms.FULL_WIDTH)
@@ -282,7 +283,7 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
     assert np.abs(want).max() > 1
     got = np.where(legal, state_to_rows(blocked, getattr(after, field)), 0)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(want).max(), err_msg=field)
-  if algorithm == 'dcfr':  # the default run stops here (each warm-start program compiles for 10 s)
+  if algorithm == 'dcfr':  # the default run stops here (each warm-start program is a slow compile)
     return
   _, warm, _ = _warm_programs(algorithm, alternating)
   policy = fused.current_policy(state, whole)
@@ -356,7 +357,7 @@ def test_blocked_turn_subgames_compile_with_the_large_block_options_to_the_same_
   options = backend.compiler_options(turn)
   if jax.default_backend() == 'cpu' and backend._cpu_options_supported(True):
     assert options == {'xla_cpu_use_fusion_emitters': False}
-  safe = solver_module.SafeSubgame(turn, jnp.zeros(turn.num_hands), jnp.asarray(1))
+  safe = resolving.SafeSubgame(turn, jnp.zeros(turn.num_hands), jnp.asarray(1))
   assert backend.compiler_options(safe) == options
   solver = subgame_solver('dcfr')
   run = lambda opts: jax.jit(lambda s, g: jaxcfr.run(solver, s, g, 3), compiler_options=opts)  # noqa: E731

@@ -1,5 +1,5 @@
 """The public-tree hold'em subgame (`jaxcfr.poker.subgame`) against independent references:
-OpenSpiel's `universal_poker` (`tests/poker_oracle.py`) for trees, values, best responses and
+OpenSpiel's `universal_poker` (`tests/oracles/poker_oracle.py`) for trees, values, best responses and
 solved values; NumPy brute force over hand pairs for showdowns, card removal and folds; and the
 invariants a zero-sum subgame keeps (chip conservation, symmetry, batching)."""
 

@@ -1,5 +1,5 @@
-"""Safe re-solving (`jaxcfr.poker.subgame.solver.safe_subgame_solver`): the gadget's update follows its rule,
-checked against the evaluation code that the oracle tests check against OpenSpiel
+"""Safe re-solving (`jaxcfr.poker.subgame.resolving.safe_subgame_solver`): the gadget's update follows its
+rule, checked against the evaluation code that the oracle tests check against OpenSpiel
 (`subgame.counterfactual_values`), and a re-solve keeps every hand of the opponent at or below its
 alternative, which the unsafe solver, answering a prior that leaves hands out, does not."""
 
@@ -14,7 +14,8 @@ from test_poker_solver import RIVER, spot_game
 import jaxcfr
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import showdown
-from jaxcfr.poker.subgame.solver import GADGETS, safe_subgame, safe_subgame_solver, subgame_solver
+from jaxcfr.poker.subgame.resolving import GADGETS, safe_subgame, safe_subgame_solver
+from jaxcfr.poker.subgame.solver import subgame_solver
 from jaxcfr.poker.subgame.tree import TreeConfig, street_sizes
 
 
@@ -52,7 +53,7 @@ def _gains(game, policy, opponent):
   return (np.asarray(best) - np.asarray(game.alternatives)) / mass, mass
 
 
-# Each gadget compiles its own solver (tens of seconds on a 2-core CPU): Maxmargin by default, Resolve
+# Each gadget compiles its own solver (a slow compile): Maxmargin by default, Resolve
 # with -m slow (its rule's branch is also run by the search bot's tests).
 DEFAULT_GADGETS = [pytest.param(g, marks=() if g == 'maxmargin' else pytest.mark.slow) for g in GADGETS]
 SMALL_RIVER = TreeConfig(3, 100, 250, (street_sizes('50%,a', '2x'),) * 3)
