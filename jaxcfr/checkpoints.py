@@ -103,7 +103,8 @@ def describe(state: Any) -> list[list]:
 
 
 def _host_sharding():
-  return jax.sharding.SingleDeviceSharding(jax.devices('cpu')[0])
+  # This process's own CPU device: over several processes, jax.devices() lists the others' too.
+  return jax.sharding.SingleDeviceSharding(jax.local_devices(backend='cpu')[0])
 
 
 _verbose = False

@@ -33,8 +33,10 @@ data.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import jax
 import numpy as np
@@ -42,7 +44,8 @@ import numpy as np
 COORDINATOR_ENV = 'JAX_COORDINATOR_ADDRESS'
 NUM_PROCESSES_ENV = 'JAXCFR_NUM_PROCESSES'
 PROCESS_ID_ENV = 'JAXCFR_PROCESS_ID'
-TIMEOUT = 120  # seconds for every process to connect
+TIMEOUT_ENV = 'JAXCFR_DISTRIBUTED_TIMEOUT'
+TIMEOUT = 120  # seconds for every process to connect (default; TIMEOUT_ENV sets another)
 HEARTBEAT_TIMEOUT = 30  # seconds of silence after which a process counts as dead
 
 
@@ -83,22 +86,36 @@ def initialize(
   num_processes: int | None = None,
   process_id: int | None = None,
   *,
-  timeout: int = TIMEOUT,
+  timeout: int | None = None,
   heartbeat_timeout: int = HEARTBEAT_TIMEOUT,
 ) -> Layout | None:
   """Starts JAX's distributed runtime for the `layout` of the arguments and the environment
   (nothing for a one-process run), gloo collectives on CPUs; returns the layout. Call it
-  before anything touches a device (compiling a game, `jax.devices()`)."""
+  before anything touches a device (compiling a game, `jax.devices()`). `timeout`: seconds for every
+  process to connect (default `JAXCFR_DISTRIBUTED_TIMEOUT`, else 120)."""
   found = layout(coordinator, num_processes, process_id)
   if found is None or jax.distributed.is_initialized():
     return found
+  if timeout is None:
+    timeout = _whole(os.environ.get(TIMEOUT_ENV), TIMEOUT_ENV, 1) or TIMEOUT
   jax.config.update('jax_cpu_collectives_implementation', 'gloo')
+  # JAX's runtime aborts the process (a long log) when its own deadline passes: ours comes first.
+  who = (
+    f'process {found.process_id} of {found.num_processes}' if found.process_id is not None else 'this process'
+  )
+  late = DistributedError(
+    f'{who} waited {timeout} s for the others at the coordinator {found.coordinator or "(detected)"}; '
+    'is every process started, with the same --coordinator and --num-processes?'
+  )
+  watchdog = threading.Timer(timeout, stop, (late,))
+  watchdog.daemon = True
+  watchdog.start()
   try:
     jax.distributed.initialize(
       found.coordinator,
       found.num_processes,
       found.process_id,
-      initialization_timeout=int(timeout),
+      initialization_timeout=int(timeout) + 10,
       heartbeat_timeout_seconds=int(heartbeat_timeout),
     )
   except ValueError as error:  # a part of the layout neither given nor detected
@@ -111,11 +128,42 @@ def initialize(
       f'process {found.process_id} of {found.num_processes} could not join the coordinator at '
       f'{found.coordinator or "(detected)"} within {timeout} s: {first_line(error)}'
     ) from None
+  finally:
+    watchdog.cancel()
   # What JAX detected, from its runtime's state: jax.process_count() would start the backend.
   from jax._src import distributed as runtime  # noqa: PLC0415
 
   state = runtime.global_state
   return Layout(state.coordinator_address, state.num_processes, state.process_id)
+
+
+def running() -> bool:
+  """Whether this process is one of several (the distributed runtime started)."""
+  return jax.distributed.is_initialized()
+
+
+def stop(error: BaseException, code: int = 1) -> NoReturn:
+  """Ends this process of a distributed run that cannot go on, with one line on stderr that says why
+  (`error`'s own, or, for a runtime error, that the run stopped: a lost process).
+
+  At once (`os._exit`): JAX's own shutdown waits at a barrier for every process, so a lost one would
+  hold it until the heartbeat timeout and then abort it with a long log. Outputs are written
+  atomically and checkpoints renamed into place when complete, so nothing is left half-written."""
+  if not isinstance(error, runtime_errors()):
+    message = str(error)
+  else:
+    message = (
+      f'the run over {jax.process_count()} processes stopped (process {jax.process_index()}): another '
+      f'process died or a collective between them failed: {first_line(error)}'
+    )
+  for stream in (sys.stdout, sys.stderr):
+    try:
+      stream.flush()
+    except (OSError, ValueError):
+      pass
+  sys.stderr.write(f'jaxcfr: error: {message}\n')
+  sys.stderr.flush()
+  os._exit(code)
 
 
 def is_main() -> bool:
@@ -129,7 +177,7 @@ def multi_process() -> bool:
 
 def runtime_errors() -> tuple[type[BaseException], ...]:
   """The errors a run over several processes stops with when one of them is lost (JAX's runtime errors)."""
-  return (jax.errors.JaxRuntimeError,) if jax.distributed.is_initialized() else ()
+  return (jax.errors.JaxRuntimeError,) if running() else ()
 
 
 def mesh_devices(count: int) -> list[jax.Device]:

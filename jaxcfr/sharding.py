@@ -15,8 +15,9 @@ same numbers as on one device (up to the order of floating-point sums). Arrays
 whose leading axis is not one of these (the chance table) are replicated, and
 so are the sequence form's per-level tables unless `split_levels`.
 
-Several hosts: call `jax.distributed.initialize()` on every host first (it
-makes `jax.devices()` the global list), then run the same program everywhere:
+Several hosts: call `jaxcfr.distributed.initialize()` on every host first (it
+makes `jax.devices()` the global list; a count of devices then takes each
+process's share), then run the same program everywhere:
 `shard_game(game, jax.devices())` builds each array from the host copy every
 process holds (`jax.make_array_from_callback`), so each process places only
 its own shards. Results read on the host (`jax.device_get`) need the arrays
@@ -105,10 +106,7 @@ def shard_state(state: Any, game: CompiledGame) -> Any:
     sharding = state_sharding(leaf, game)
     if getattr(leaf, 'sharding', None) == sharding:
       return leaf
-    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
-      return jax.device_put(leaf, sharding)
-    host = np.asarray(jax.device_get(leaf))  # built from the host copy: every process places its shards
-    return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+    return distributed.place(leaf, sharding)  # from the host copy: every process places its shards
 
   return jax.tree.map(place, state)
 

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import backend, checkpoints, evaluation, protocol, sharding
+from jaxcfr import backend, checkpoints, distributed, evaluation, protocol, sharding
 from jaxcfr.version import __version__
 
 NEVER = 2**62  # an iteration count no run reaches
@@ -127,6 +127,8 @@ def train(
     identity: extra fields a checkpoint must match to be resumed (e.g. the device count).
     on_progress: called with a `Progress` after every chunk.
     log: called with one-line messages (resumed from, checkpoint saved on interrupt).
+      Over several processes (`jaxcfr.distributed`), `on_progress` and `log` are called in process 0
+      only; every process must call `train` alike (each takes part in the collectives and the saves).
     evaluate: False for a game too large to evaluate exactly (a hold'em blueprint): no
       evaluations, no curve; the result's exploitability, NashConv and values are NaN.
     warm_up: run the compiled program twice for one iteration before the clock starts (the
@@ -138,6 +140,8 @@ def train(
     iterations, seconds, eval_every, eval_every_seconds, eval_at, target, evaluate,
     checkpoint_dir, checkpoint_every, checkpoint_seconds, resume,
   )  # fmt: skip
+  if not distributed.is_main():  # over several processes, process 0 alone reports
+    log = on_progress = None
   say = log or (lambda message: None)
   seed = key if isinstance(key, int) else None
   key = jax.random.key(key) if isinstance(key, int) else key

@@ -84,10 +84,11 @@ def main(argv: list[str] | None = None) -> int:
       _start_jax(args)
     return _commands()[args.command](args)
   except (UsageError, outputs.OutputError) as error:
+    if _distributed() is not None and _distributed().running():  # the others stop when this one has gone
+      _distributed().stop(error, 2)
     return common.fail(error)
   except _distributed_errors() as error:  # a process that did not join, or one lost on the way
-    print(f'jaxcfr: error: {error}', file=sys.stderr)
-    return 1
+    _distributed().stop(error)  # one message, then out at once: JAX's shutdown would wait for the lost one
   except KeyboardInterrupt:
     print('jaxcfr: interrupted', file=sys.stderr)
     return 130
@@ -137,13 +138,15 @@ def _start_processes(args) -> int:
   return layout.num_processes
 
 
+def _distributed():
+  """`jaxcfr.distributed` if this run imported it (else None: no JAX started)."""
+  return sys.modules.get('jaxcfr.distributed')
+
+
 def _distributed_errors() -> tuple[type[BaseException], ...]:
   """`DistributedError`, and the runtime's errors once the processes run (a lost peer)."""
-  if 'jaxcfr.distributed' not in sys.modules:
-    return ()
-  from jaxcfr import distributed  # noqa: PLC0415
-
-  return distributed.DistributedError, *distributed.runtime_errors()
+  distributed = _distributed()
+  return () if distributed is None else (distributed.DistributedError, *distributed.runtime_errors())
 
 
 if __name__ == '__main__':

@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import algorithms, tree
+from jaxcfr import algorithms, distributed, tree
 from jaxcfr.mccfr import ALWAYS
 from jaxcfr.poker.blueprint.game import BlueprintGame, deal, deal_buckets, showdown
 from jaxcfr.protocol import Solver
@@ -103,7 +103,7 @@ def blueprint_solver(
     zeros = jnp.zeros((game.num_decisions, game.max_buckets, game.num_actions), game.dtype)
     state = BlueprintState(jnp.zeros((), jnp.int32), zeros, zeros, key)
     if devices > 1:
-      state = jax.device_put(state, jax.sharding.NamedSharding(_mesh(devices), jax.sharding.PartitionSpec()))
+      state = distributed.replicate(state, _mesh(devices))  # over every process's devices
     return state
 
   def update(state: BlueprintState, game: BlueprintGame) -> BlueprintState:
@@ -183,7 +183,10 @@ def sample_deals(game: BlueprintGame, key: jax.Array, batch: int) -> tuple[jax.A
 
 def _mesh(devices: int) -> jax.sharding.Mesh:
   return jax.make_mesh(
-    (devices,), ('batch',), devices=jax.devices()[:devices], axis_types=(jax.sharding.AxisType.Auto,)
+    (devices,),
+    ('batch',),
+    devices=distributed.mesh_devices(devices),
+    axis_types=(jax.sharding.AxisType.Auto,),
   )
 
 
