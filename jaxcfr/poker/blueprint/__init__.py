@@ -10,7 +10,8 @@
 
 Modules: `tree` (the abstract betting tree and the bet presets), `game` (the abstract game: deck,
 streets, bucket functions, the history-compiled twin of small games), `mccfr` (external-sampling MCCFR
-over sampled deals), `deep` (Deep CFR and SD-CFR on the same game: networks of the hold'em features
+over sampled deals), `vector` (public chance sampling in vector form: every hand at once on each
+sampled board), `deep` (Deep CFR and SD-CFR on the same game: networks of the hold'em features
 of `features`), `files` (the blueprint files), `policy` (the blueprint in the real game),
 `training` (the whole run of `jaxcfr blueprint train`: `train_blueprint`; its front end is
 `jaxcfr.cli.blueprint`).
@@ -28,6 +29,8 @@ _HOMES = {
   'make_game': 'game',
   'BlueprintState': 'mccfr',
   'blueprint_solver': 'mccfr',
+  'VectorState': 'vector',
+  'vector_solver': 'vector',
   'Blueprint': 'files',
   'BlueprintError': 'files',
   'load_blueprint': 'files',
