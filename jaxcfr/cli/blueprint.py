@@ -4,14 +4,16 @@ tables, and measure it.
     jaxcfr abstract --profile small --out tables/
     jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
       --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
+    jaxcfr blueprint train --algorithm pcs --abstraction tables/ --boards 16 --seconds 3600 --out pcs.npz
     jaxcfr blueprint train --algorithm deep-cfr|sd-cfr --seconds 3600 --checkpoint run/ --out deep.npz
     jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json lbr.json
 
-External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`; or Deep CFR / SD-CFR,
-`jaxcfr.poker.blueprint.deep`, networks on card and chip features instead of tables) through the library
-training loop: progress (iterations, traversals/s, memory), checkpoints and exact resume. Bad input
-(missing or mismatched tables, a checkpoint of another run, an unwritable --out) is one line and
-exit status 2, before any training. Imports nothing heavy until it runs.
+External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`; or public chance
+sampling in vector form over sampled boards, `jaxcfr.poker.blueprint.vector`, on the same tables; or
+Deep CFR / SD-CFR, `jaxcfr.poker.blueprint.deep`, networks on card and chip features instead of
+tables) through the library training loop: progress (iterations, traversals/s or boards/s, memory),
+checkpoints and exact resume. Bad input (missing or mismatched tables, a checkpoint of another run,
+an unwritable --out) is one line and exit status 2, before any training. Imports nothing heavy until it runs.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from jaxcfr import algorithms, outputs
 from jaxcfr.cli import common, lbr
 from jaxcfr.poker import defaults
 
-# jaxcfr.poker.blueprint's (not imported: it needs JAX): tree.PRESETS, and training's ALGORITHMS,
-# SNAPSHOTS and KEEP_CHECKPOINTS.
+# jaxcfr.poker.blueprint's (not imported: it needs JAX): tree.PRESETS, training's ALGORITHMS,
+# SNAPSHOTS and KEEP_CHECKPOINTS, and vector's RULES, DEFAULT_RULE and default batch of boards.
 _PRESETS = ('small', 'default')
-_ALGORITHMS = ('tabular', 'deep-cfr', 'sd-cfr')
+_ALGORITHMS = ('tabular', 'pcs', 'deep-cfr', 'sd-cfr')
+_RULES = ('cfr', 'cfr+', 'lcfr', 'dcfr')
+_DEFAULT_RULE = 'dcfr'
+_BOARDS = 16
 _SNAPSHOTS = 64
 _KEEP = 3
 
@@ -65,12 +70,15 @@ def _add_train(actions) -> None:
     '--algorithm',
     choices=_ALGORITHMS,
     default='tabular',
-    help='tabular: external-sampling MCCFR on bucket tables; deep-cfr: Deep CFR, advantage and strategy '
-    'networks on card and chip features (no tables); sd-cfr: Single Deep CFR, advantage networks only, '
-    'a reservoir of them as the average (default tabular)',
+    help='tabular: external-sampling MCCFR on bucket tables; pcs: public chance sampling in vector form '
+    'on the same tables (every hole pair at once on each sampled board); deep-cfr: Deep CFR, advantage and '
+    'strategy networks on card and chip features (no tables); sd-cfr: Single Deep CFR, advantage networks '
+    'only, a reservoir of them as the average (default tabular)',
   )
   train.add_argument(
-    '--abstraction', metavar='DIR', help='tables written by `jaxcfr abstract` (tabular only; required there)'
+    '--abstraction',
+    metavar='DIR',
+    help='tables written by `jaxcfr abstract` (tabular and pcs; required there)',
   )
   train.add_argument(
     '--bets',
@@ -94,6 +102,15 @@ def _add_train(actions) -> None:
       default=argparse.SUPPRESS, metavar='N' if parameter.kind == 'int' else 'X',
       help=f'{parameter.help} [default {parameter.shown()}]',
     )  # fmt: skip
+  pcs = train.add_argument_group('public chance sampling (--algorithm pcs; one device)')
+  pcs.add_argument(
+    '--boards', type=int, metavar='N', help=f'boards sampled per player per iteration [default {_BOARDS}]'
+  )
+  pcs.add_argument(
+    '--regret-rule', choices=_RULES, metavar='RULE',
+    help=f'regret rule, one of {", ".join(_RULES)} (DCFR with alpha 1.5, beta 0, gamma 2) '
+    f'[default {_DEFAULT_RULE}]',
+  )  # fmt: skip
   _add_deep_flags(train)
   saves = train.add_argument_group('checkpoints')
   saves.add_argument('--checkpoint', metavar='DIR', help='save the state to DIR as it runs (orbax)')
@@ -146,13 +163,14 @@ def run(args) -> int:
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
   log = common.log_stream(args)
+  unit = 'boards' if args.algorithm == 'pcs' else 'traversals'  # what an iteration's batch holds
   bars = []  # made at the first report, which knows where a resumed run starts
 
   def show(update) -> None:
     if not bars:
       bars.append(progress.Progress(args.iterations, 'blueprint', 'it', args.quiet, initial=update.start))
     if update.traversals_per_second is not None:
-      bars[0].set_postfix_str(f'{update.traversals_per_second:,.0f} traversals/s, {update.label}')
+      bars[0].set_postfix_str(f'{update.traversals_per_second:,.0f} {unit}/s, {update.label}')
     bars[0].update(update.iteration - bars[0].count)
 
   with common.bad_input(ValueError, TrainingError, checkpoints.CheckpointError):  # BlueprintError too
@@ -170,8 +188,8 @@ def run(args) -> int:
   saved = f'; {saved} checkpoints, {report["checkpoint_seconds"]:.2f} s each (median)' if saved else ''
   rate, jit = report['traversals_per_second'], report['jit_seconds']
   print(
-    f'{report["iterations"]:,} iterations, {report["traversals"]:,} traversals in {report["seconds"]:.1f} s '
-    f'({rate:,.0f} traversals/s; compilation {jit:.1f} s{saved})',
+    f'{report["iterations"]:,} iterations, {report["traversals"]:,} {unit} in {report["seconds"]:.1f} s '
+    f'({rate:,.0f} {unit}/s; compilation {jit:.1f} s{saved})',
     file=log,
   )
   save = lambda path: trained.save(path, force=args.force)  # noqa: E731
@@ -191,6 +209,7 @@ def _settings(args):
   return training.BlueprintSettings(
     algorithm=args.algorithm, abstraction=args.abstraction, bets=args.bets, seconds=args.seconds,
     iterations=args.iterations, seed=args.seed, devices=args.devices, dtype=args.dtype, hyperparameters=given,
-    snapshots=args.snapshots, history=args.history, checkpoint=args.checkpoint,
+    snapshots=args.snapshots, history=args.history, boards=args.boards, regret_rule=args.regret_rule,
+    checkpoint=args.checkpoint,
     checkpoint_seconds=args.checkpoint_seconds, keep_checkpoints=args.keep_checkpoints, resume=args.resume,
   )  # fmt: skip

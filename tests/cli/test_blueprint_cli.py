@@ -2,8 +2,11 @@
 directly rather than built by k-means), `train_blueprint` from Python, and one clear line with exit
 status 2 for bad input."""
 
+import inspect
 import json
+import shutil
 
+import jax
 import numpy as np
 import pytest
 from cli_runner import run_cli
@@ -11,8 +14,10 @@ from cli_runner import run_cli
 import abstractions
 from abstractions.isomorphism import hand_indexer
 from jaxcfr import cli, outputs
-from jaxcfr.poker.blueprint import BlueprintSettings, files, policy, train_blueprint
+from jaxcfr.cli import blueprint as blueprint_cli
+from jaxcfr.poker.blueprint import BlueprintSettings, files, policy, train_blueprint, training, vector
 from jaxcfr.poker.blueprint import tree as tree_lib
+from jaxcfr.poker.eval import baselines, match
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.rules.cards import FULL_DECK
 
@@ -190,3 +195,83 @@ def test_the_policy_buckets_by_the_tables_and_the_visible_board(tables, tmp_path
     rows = bot.tree.decision[node]
     np.testing.assert_allclose(probabilities[:, 0], bot.blueprint.probabilities[rows, expected], atol=1e-6)
     state = nlhe.apply(nlhe.apply(state, np.full(8, nlhe.CALL)), np.full(8, nlhe.CALL))
+
+
+# `--algorithm pcs`: public chance sampling in vector form on the same tables and files.
+
+
+def pcs_settings(tables, checkpoint=None, **changes):
+  options = dict(algorithm='pcs', abstraction=tables, iterations=2, boards=2, checkpoint=checkpoint)
+  return BlueprintSettings(**{**options, **changes})
+
+
+@pytest.fixture(scope='module')
+def pcs_run(tables, tmp_path_factory):
+  """`jaxcfr blueprint train --algorithm pcs` for 2 iterations of 2 boards, checkpointed: (exit status,
+  stdout, stderr, its directory with `pcs.npz`, `r.json` and the checkpoints in `run/`)."""
+  directory = tmp_path_factory.mktemp('pcs')
+  args = ['blueprint', 'train', '--algorithm', 'pcs', '--abstraction', tables, '--iterations', '2',
+          '--boards', '2', '--regret-rule', 'dcfr', '--checkpoint', str(directory / 'run'),
+          '--out', str(directory / 'pcs.npz'), '--json', str(directory / 'r.json')]  # fmt: skip
+  return (*run_cli(*args), directory)
+
+
+def test_pcs_writes_a_blueprint_the_policy_plays(pcs_run):
+  code, out, err, directory = pcs_run
+  assert code == 0, err
+  assert '2 iterations, 8 boards in' in out and 'boards/s' in out
+  report = json.loads((directory / 'r.json').read_text())
+  assert report['algorithm'] == 'pcs' and report['traversals'] == 2 * 2 * 2
+  assert report['hyperparameters'] == {
+    'batch_size': 2, 'algorithm': 'dcfr', 'boards_per_step': 1, 'alpha': 1.5, 'beta': 0.0, 'gamma': 2.0,
+  }  # fmt: skip
+  blueprint = files.load_blueprint(str(directory / 'pcs.npz'))
+  assert blueprint.metadata['algorithm'] == 'blueprint-pcs' and blueprint.metadata['iterations'] == 2
+  assert blueprint.probabilities.shape[:2] == (1496, 3)
+  bot = policy.load_policy(str(directory / 'pcs.npz'))
+  result = match.play_match(bot, baselines.AlwaysCall(), hands=64, seed=0, batch=64)
+  assert result.hands == 64 and np.isfinite(result.mbb_per_hand)
+
+
+@pytest.mark.slow  # two more training runs; the tabular resume runs by default
+def test_pcs_resumed_equals_uninterrupted_bit_for_bit(tables, pcs_run, tmp_path):
+  """The command's checkpoint after 2 iterations, resumed to 3, is the 3 iterations of one run."""
+  code, _, err, directory = pcs_run
+  assert code == 0, err
+  checkpoint = shutil.copytree(directory / 'run', tmp_path / 'run')
+  resumed = train_blueprint(pcs_settings(tables, str(checkpoint), iterations=3, resume=True)).result
+  whole = train_blueprint(pcs_settings(tables, iterations=3)).result
+  assert resumed.resumed_from == 2 and resumed.iterations == whole.iterations == 3
+  plain = lambda x: jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x
+  for ours, theirs in zip(jax.tree.leaves(resumed.state), jax.tree.leaves(whole.state), strict=True):
+    np.testing.assert_array_equal(plain(ours), plain(theirs))
+  np.testing.assert_array_equal(resumed.policy, whole.policy)
+
+
+@pytest.mark.parametrize(
+  'change,message',
+  [
+    (('--boards', '0'), '--boards must be a positive integer, got 0'),
+    (('--devices', '2'), '--algorithm pcs runs on one device for now, got --devices 2'),
+    (('--batch-size', '32'), '--batch-size does not apply to --algorithm pcs'),
+    (('--algorithm', 'tabular', '--boards', '4'), '--boards applies to --algorithm pcs only'),
+  ],
+)
+def test_pcs_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):
+  args = ['blueprint', 'train', '--algorithm', 'pcs', '--abstraction', tables, '--iterations', '2',
+          '--out', str(tmp_path / 'b.npz')]  # fmt: skip
+  for flag, value in zip(change[::2], change[1::2], strict=True):
+    if flag in args:
+      args[args.index(flag) + 1] = value
+    else:
+      args += [flag, value]
+  code, _, err = run_cli(*args)
+  assert code == 2 and err.count('\n') == 1 and message in err and 'Traceback' not in err, err
+  assert not (tmp_path / 'b.npz').exists()
+
+
+def test_the_command_names_what_the_library_takes():
+  """The command line keeps copies (it imports no JAX to build its parser): they must agree."""
+  assert blueprint_cli._ALGORITHMS == training.ALGORITHMS and blueprint_cli._RULES == vector.RULES
+  assert blueprint_cli._DEFAULT_RULE == vector.DEFAULT_RULE
+  assert blueprint_cli._BOARDS == inspect.signature(vector.vector_solver).parameters['batch_size'].default

@@ -28,11 +28,12 @@ import jax.numpy as jnp
 import abstractions
 from jaxcfr import algorithms, memory, outputs
 from jaxcfr import training as library
-from jaxcfr.poker.blueprint import files, mccfr
+from jaxcfr.poker.blueprint import files, mccfr, vector
 from jaxcfr.poker.blueprint import game as game_lib
 from jaxcfr.poker.blueprint import tree as tree_lib
 
-ALGORITHMS = ('tabular', 'deep-cfr', 'sd-cfr')
+ALGORITHMS = ('tabular', 'pcs', 'deep-cfr', 'sd-cfr')
+TABLES = ('tabular', 'pcs')  # the algorithms that train on abstraction tables
 SNAPSHOTS = 64  # sd-cfr: advantage networks kept per player
 KEEP_CHECKPOINTS = 3
 _REGISTERED = {'tabular': 'es-mccfr', 'deep-cfr': 'deep-cfr', 'sd-cfr': 'sd-cfr'}  # whose flags apply
@@ -191,10 +192,12 @@ def save_networks(
 @dataclasses.dataclass(frozen=True)
 class BlueprintSettings:
   """What `train_blueprint` trains. `algorithm`: 'tabular' (external-sampling MCCFR on the bucket
-  tables in the directory `abstraction`), 'deep-cfr' or 'sd-cfr' (networks on card and chip
-  features, no tables; `history`: with the betting history; `snapshots`: SD-CFR's advantage networks
-  kept per player). `hyperparameters`: those given, by name (es-mccfr's for tabular, deep-cfr's for
-  the networks; the rest keep their defaults). A budget (`seconds` and/or `iterations`) is needed;
+  tables in the directory `abstraction`), 'pcs' (public chance sampling in vector form on the same
+  tables, `vector.vector_solver`: `boards` per player per update, the regret rule `regret_rule`, one
+  device), 'deep-cfr' or 'sd-cfr' (networks on card and chip features, no tables; `history`: with
+  the betting history; `snapshots`: SD-CFR's advantage networks kept per player). `hyperparameters`:
+  those given, by name (es-mccfr's for tabular, deep-cfr's for the networks, none for pcs; the rest
+  keep their defaults). A budget (`seconds` and/or `iterations`) is needed;
   `checkpoint`: a directory saved to every `checkpoint_seconds`, `keep_checkpoints` kept, a run there
   continued with `resume`."""
 
@@ -209,6 +212,8 @@ class BlueprintSettings:
   hyperparameters: dict = dataclasses.field(default_factory=dict)
   snapshots: int | None = None
   history: bool = True
+  boards: int | None = None
+  regret_rule: str | None = None
   checkpoint: str | None = None
   checkpoint_seconds: float | None = None
   keep_checkpoints: int = KEEP_CHECKPOINTS
@@ -216,7 +221,8 @@ class BlueprintSettings:
 
   @property
   def tabular(self) -> bool:
-    return self.algorithm == 'tabular'
+    """Whether the run trains on abstraction tables (tabular or pcs)."""
+    return self.algorithm in TABLES
 
 
 class Progress(NamedTuple):
@@ -266,22 +272,40 @@ def check_settings(settings: BlueprintSettings) -> None:
     for flag in ('resume', 'checkpoint_seconds'):
       if getattr(settings, flag):
         raise fail(f'--{flag.replace("_", "-")} needs --checkpoint DIR')
-  owned = {p.name for p in algorithms.REGISTRY[_REGISTERED[settings.algorithm]].hyperparameters}
+  registered = _REGISTERED.get(settings.algorithm)
+  owned = {p.name for p in algorithms.REGISTRY[registered].hyperparameters} if registered else set()
   for other in ('es-mccfr', 'deep-cfr'):
     for parameter in algorithms.REGISTRY[other].hyperparameters:
       if parameter.name in settings.hyperparameters and parameter.name not in owned:
         raise fail(f'{parameter.cli_flag} does not apply to --algorithm {settings.algorithm}')
   if settings.snapshots is not None and settings.algorithm != 'sd-cfr':
     raise fail(f'--snapshots does not apply to --algorithm {settings.algorithm}')
+  if settings.algorithm == 'pcs':
+    _check_pcs(settings)
+  else:
+    for flag in ('boards', 'regret_rule'):
+      if getattr(settings, flag) is not None:
+        raise fail(f'--{flag.replace("_", "-")} applies to --algorithm pcs only')
   if settings.tabular:
     if not settings.history:
       raise fail('--no-history applies to --algorithm deep-cfr and sd-cfr only')
     if settings.abstraction is None:
-      raise fail('--algorithm tabular needs --abstraction DIR (tables of `jaxcfr abstract`)')
+      raise fail(f'--algorithm {settings.algorithm} needs --abstraction DIR (tables of `jaxcfr abstract`)')
   elif settings.abstraction is not None:
     raise fail(f'--abstraction does not apply to --algorithm {settings.algorithm} (no tables)')
   elif settings.devices != 1 or settings.dtype != 'float32':
     raise fail(f'--algorithm {settings.algorithm} runs on one device in float32')
+
+
+def _check_pcs(settings: BlueprintSettings) -> None:
+  fail = files.BlueprintError
+  boards = settings.boards
+  if boards is not None and (isinstance(boards, bool) or not isinstance(boards, int) or boards < 1):
+    raise fail(f'--boards must be a positive integer, got {boards!r}')
+  if settings.regret_rule is not None and settings.regret_rule not in vector.RULES:
+    raise fail(f'--regret-rule must be one of {", ".join(vector.RULES)}, got {settings.regret_rule!r}')
+  if settings.devices != 1:
+    raise fail(f'--algorithm pcs runs on one device for now, got --devices {settings.devices}')
 
 
 class _Setup(NamedTuple):
@@ -297,7 +321,11 @@ class _Setup(NamedTuple):
 
 
 def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
-  solver = mccfr.blueprint_solver(devices=settings.devices, **given)
+  if settings.algorithm == 'pcs':
+    options = {'batch_size': settings.boards, 'algorithm': settings.regret_rule}
+    solver = vector.vector_solver(**{name: value for name, value in options.items() if value is not None})
+  else:
+    solver = mccfr.blueprint_solver(devices=settings.devices, **given)
   abstraction = load_tables(settings.abstraction)
   identity = {'devices': settings.devices, 'bets': settings.bets, 'abstraction': abstraction.fingerprint}
   if settings.checkpoint:
@@ -309,7 +337,7 @@ def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
     f'buckets {"/".join(map(str, game.num_buckets))}; regret and average tables {tables}, '
     f'game and bucket tables {memory.format_bytes(sizes["game_bytes"])}'
   )
-  per_update = mccfr.traversals_per_update(solver)
+  per_update = mccfr.traversals_per_update(solver)  # 2 * batch_size: deals (tabular) or boards (pcs)
   return _Setup(solver, game, tree, None, abstraction, identity, per_update, what, f'{tables} tables')
 
 
@@ -337,8 +365,9 @@ def _network_setup(settings: BlueprintSettings, given: dict) -> _Setup:
 
 
 def _setup(settings: BlueprintSettings) -> _Setup:
-  registered = algorithms.REGISTRY[_REGISTERED[settings.algorithm]]
-  given = {p.name: settings.hyperparameters[p.name] for p in registered.hyperparameters
+  registered = _REGISTERED.get(settings.algorithm)
+  parameters = algorithms.REGISTRY[registered].hyperparameters if registered else ()
+  given = {p.name: settings.hyperparameters[p.name] for p in parameters
            if p.name in settings.hyperparameters}  # fmt: skip
   return (_tabular_setup if settings.tabular else _network_setup)(settings, given)
 

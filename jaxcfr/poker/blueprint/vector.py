@@ -299,9 +299,11 @@ def hand_layout(remaining: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def sample_boards(game: BlueprintGame, key: jax.Array, count: int) -> jax.Array:
-  """`count` uniform boards: int32 [B, b], distinct cards of the deck (each street's in any order)."""
+  """`count` uniform boards: int32 [B, b], distinct cards of the deck (each street's in any order); the
+  same boards from the same key whether or not 64-bit types are enabled (float32 draws)."""
   cards = sum(game.board_cards)
-  order = jnp.argsort(jax.random.uniform(key, (count, game.deck.shape[0])), axis=-1)[:, :cards]
+  draws = jax.random.uniform(key, (count, game.deck.shape[0]), jnp.float32)
+  order = jnp.argsort(draws, axis=-1)[:, :cards]
   return game.deck[order].astype(jnp.int32)
 
 
