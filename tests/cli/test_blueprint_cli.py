@@ -216,6 +216,7 @@ def pcs_run(tables, tmp_path_factory):
   return (*run_cli(*args), directory)
 
 
+@pytest.mark.slow  # a training run of its own; pcs bad input runs by default
 def test_pcs_writes_a_blueprint_the_policy_plays(pcs_run):
   code, out, err, directory = pcs_run
   assert code == 0, err

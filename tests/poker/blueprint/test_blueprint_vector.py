@@ -158,6 +158,7 @@ def test_a_broken_card_removal_or_bucket_map_fails_the_comparison(broken, monkey
 # Sampling and training.
 
 
+@pytest.mark.slow  # the default suite's minutes
 def test_sampled_boards_are_distinct_cards_of_the_deck_and_updates_repeat():
   game = game_lib.make_game(
     POT, game_lib.lossless_buckets(DECK, BOARD), rules=RULES, deck=DECK, board_cards=BOARD
@@ -175,6 +176,7 @@ def test_sampled_boards_are_distinct_cards_of_the_deck_and_updates_repeat():
   assert np.abs(np.asarray(first.cumulative_regret)).max() > 0
 
 
+@pytest.mark.slow  # the exactness tests hold each update to a CFR iteration by default
 def test_training_drives_the_exact_exploitability_down():
   result = jaxcfr.train(exact_game(), vector.vector_solver(batch_size=8), iterations=60, eval_at=[1, 10, 60])
   curve = [point['exploitability'] for point in result.curve]
