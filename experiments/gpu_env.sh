@@ -8,6 +8,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 started=$(date +%s)
 step() { echo; echo "=== $1 ($(( $(date +%s) - started )) s in; load $(cut -d' ' -f1-3 /proc/loadavg))"; }
+# run_tests ARGS: the tests of ARGS (pytest arguments, split on spaces) on the machine's backend, as a
+# step; 'none' runs nothing.
+run_tests() {
+  [ "$1" = none ] && return 0
+  step "tests on $("$PYTHON" -c 'import jax; print(jax.default_backend())'): $1"
+  # shellcheck disable=SC2086 (the test arguments split on spaces)
+  timeout "$STEP_TIMEOUT" "$PYTHON" -m pytest -n "${TEST_PROCESSES:-6}" -x -q --durations=10 $1
+  echo "step exit status $?"
+}
 
 step 'environment'
 if compgen -G '.whl/*.whl' > /dev/null; then

@@ -152,10 +152,5 @@ print(
 EOF
 echo "step exit status $?"
 
-if [ "$TESTS" != none ]; then
-  step "tests on $("$PYTHON" -c 'import jax; print(jax.default_backend())'): $TESTS"
-  # shellcheck disable=SC2086 (the test arguments split on spaces)
-  timeout "$STEP_TIMEOUT" "$PYTHON" -m pytest -n "${TEST_PROCESSES:-6}" -x -q --durations=10 $TESTS
-  echo "step exit status $?"
-fi
+run_tests "$TESTS"
 step 'done'

@@ -19,7 +19,10 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-__all__ = ['ALIGNMENT', 'accounting', 'aligned', 'describe', 'empty_aligned', 'format_bytes', 'nbytes']
+__all__ = [
+  'ALIGNMENT', 'accounting', 'aligned', 'available_bytes', 'describe', 'empty_aligned', 'format_bytes',
+  'nbytes', 'program_bytes',
+]  # fmt: skip
 
 ALIGNMENT = 64  # bytes: what XLA's CPU client needs to use a host buffer in place
 
@@ -80,3 +83,35 @@ def format_bytes(count: int) -> str:
       break
     value /= 1000
   return f'{int(value)} B' if unit == 'B' else f'{value:.3g} {unit}'
+
+
+def available_bytes(device: jax.Device | None = None) -> int | None:
+  """The memory a program on `device` (default: the first) can take: an accelerator's limit, or on a
+  CPU the host's available memory (`MemAvailable` of /proc/meminfo); None where neither says."""
+  device = device or jax.devices()[0]
+  if device.platform != 'cpu':
+    stats = device.memory_stats() or {}
+    return stats.get('bytes_limit')
+  try:
+    with open('/proc/meminfo') as meminfo:
+      for line in meminfo:
+        if line.startswith('MemAvailable:'):
+          return int(line.split()[1]) * 1024
+  except OSError:
+    pass
+  return None
+
+
+def program_bytes(compiled) -> int | None:
+  """The peak memory of a compiled program by XLA's own account (`memory_analysis()`): its arguments,
+  outputs and temporaries, less the outputs that reuse an argument's buffer; None where the backend
+  does not say."""
+  analysis = getattr(compiled, 'memory_analysis', lambda: None)()
+  if analysis is None:
+    return None
+  return (
+    analysis.argument_size_in_bytes
+    + analysis.output_size_in_bytes
+    + analysis.temp_size_in_bytes
+    - analysis.alias_size_in_bytes
+  )

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import backend, checkpoints, distributed, evaluation, protocol, sharding
+from jaxcfr import backend, checkpoints, distributed, evaluation, memory, protocol, sharding
 from jaxcfr.version import __version__
 
 NEVER = 2**62  # an iteration count no run reaches
@@ -34,6 +34,10 @@ FIRST_CHUNK = 10  # the most iterations run before the speed is known, in runs w
 
 class TrainingError(ValueError):
   """A request the loop cannot honour (one line, meant for the user)."""
+
+
+class MemoryLimitError(TrainingError):
+  """A run's compiled iteration needs more memory than its `memory_limit`."""
 
 
 class Progress(NamedTuple):
@@ -102,6 +106,7 @@ def train(
   report_seconds: float = 10.0,
   evaluate: bool = True,
   warm_up: bool = False,
+  memory_limit: int | None = None,
 ) -> Result:
   """Runs `solver` on the compiled `game` until `iterations` (a total) or `seconds` of
   solving, whichever comes first, evaluating exact exploitability along the way.
@@ -135,6 +140,8 @@ def train(
       results discarded), so that `jit_seconds` counts XLA's first executions of it, which are
       slower than later ones, and `seconds` the solving alone; for solvers whose iteration is
       cheap (the subgame solvers), where those first executions are a visible share of a solve.
+    memory_limit: bytes; a run whose compiled iteration needs more (XLA's account,
+      `memory.program_bytes`) stops with `TrainingError` once compiled, before any iteration or save.
   """
   _check_request(
     iterations, seconds, eval_every, eval_every_seconds, eval_at, target, evaluate,
@@ -149,6 +156,8 @@ def train(
   if checkpoint_dir is not None:
     checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
   programs = _compile(game, solver, key, evaluate, warm_up)
+  if memory_limit is not None:
+    _check_memory(programs, memory_limit)
   identity = _identity(game, solver, key, seed, checkpointer is not None, identity)
   run = _Run(game, solver, programs, _Budget(iterations, seconds, target, report_seconds), programs.state)
   if existing:
@@ -249,6 +258,15 @@ def _compile(game, solver, key, exact: bool, warm_up: bool) -> _Programs:
     state, run_chunk, make_policy, evaluate, step, exact, from_state, in_chunk, jit_seconds,
     policy_seconds_once, evaluation_seconds, check_cost,
   )  # fmt: skip
+
+
+def _check_memory(programs: _Programs, limit: int) -> None:
+  needed = memory.program_bytes(programs.step or programs.run_chunk)
+  if needed is not None and needed > limit:
+    raise MemoryLimitError(
+      f'an iteration needs about {memory.format_bytes(needed)} of memory, more than the limit of '
+      f'{memory.format_bytes(limit)}'
+    )
 
 
 def _identity(game, solver, key, seed: int | None, checkpointed: bool, extra: dict | None) -> dict:
@@ -543,7 +561,7 @@ class _Run:
     nash_conv, values = self.evaluated
     return Result(
       state=self.state,
-      policy=self.policy,
+      policy=_readable(self.policy),
       iterations=self.done,
       seconds=self.solve_seconds,
       jit_seconds=self.programs.jit_seconds,
@@ -557,6 +575,16 @@ class _Run:
       checkpoint_seconds=tuple(save_seconds),
       check_seconds=self.check_seconds,
     )
+
+
+def _readable(policy):
+  """`policy` as every process can read it: a policy split over several processes' devices (a
+  sharded full-width solve) replicated on them (a collective: every process calls it)."""
+  sharding = getattr(policy, 'sharding', None)
+  if not isinstance(sharding, jax.sharding.NamedSharding) or policy.is_fully_addressable:
+    return policy
+  replicated = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+  return jax.jit(lambda x: x, out_shardings=replicated)(policy)
 
 
 def result_fields(game, nash_conv, values) -> dict:

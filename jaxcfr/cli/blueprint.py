@@ -94,6 +94,11 @@ def _add_train(actions) -> None:
   budget.add_argument('--iterations', type=count, help='total iterations (each: a batch per player)')
   budget.add_argument('--seed', type=common.seed, default=0, help='PRNG seed (default 0)')
   budget.add_argument('--devices', type=count, default=1, help='devices to split each batch over (default 1)')
+  budget.add_argument(
+    '--memory-limit', type=float, metavar='GB',
+    help='tabular and pcs: refuse to run (exit 2) if an iteration would need more than GB gigabytes '
+    "[default: the device's memory; on a CPU the host's available memory]",
+  )  # fmt: skip
   budget.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   refinements = train.add_argument_group('MCCFR (as es-mccfr; Pluribus refinements)')
   for parameter in algorithms.REGISTRY['es-mccfr'].hyperparameters:
@@ -102,10 +107,14 @@ def _add_train(actions) -> None:
       default=argparse.SUPPRESS, metavar='N' if parameter.kind == 'int' else 'X',
       help=f'{parameter.help} [default {parameter.shown()}]',
     )  # fmt: skip
-  pcs = train.add_argument_group('public chance sampling (--algorithm pcs; one device)')
+  pcs = train.add_argument_group('public chance sampling (--algorithm pcs)')
   pcs.add_argument(
     '--boards', type=int, metavar='N', help=f'boards sampled per player per iteration [default {_BOARDS}]'
   )
+  pcs.add_argument(
+    '--boards-at-once', type=int, metavar='K',
+    help='boards walked at a time on each device (vmapped; memory grows with K) [default 1]',
+  )  # fmt: skip
   pcs.add_argument(
     '--regret-rule', choices=_RULES, metavar='RULE',
     help=f'regret rule, one of {", ".join(_RULES)} (DCFR with alpha 1.5, beta 0, gamma 2) '
@@ -170,7 +179,7 @@ def run(args) -> int:
     if not bars:
       bars.append(progress.Progress(args.iterations, 'blueprint', 'it', args.quiet, initial=update.start))
     if update.traversals_per_second is not None:
-      bars[0].set_postfix_str(f'{update.traversals_per_second:,.0f} {unit}/s, {update.label}')
+      bars[0].set_postfix_str(f'{_rate(update.traversals_per_second)} {unit}/s, {update.label}')
     bars[0].update(update.iteration - bars[0].count)
 
   with common.bad_input(ValueError, TrainingError, checkpoints.CheckpointError):  # BlueprintError too
@@ -189,11 +198,16 @@ def run(args) -> int:
   rate, jit = report['traversals_per_second'], report['jit_seconds']
   print(
     f'{report["iterations"]:,} iterations, {report["traversals"]:,} {unit} in {report["seconds"]:.1f} s '
-    f'({rate:,.0f} {unit}/s; compilation {jit:.1f} s{saved})',
+    f'({_rate(rate)} {unit}/s; compilation {jit:.1f} s{saved})',
     file=log,
   )
   save = lambda path: trained.save(path, force=args.force)  # noqa: E731
   return common.write_outputs(args, report, log, ('blueprint', args.out, save))
+
+
+def _rate(per_second: float) -> str:
+  """'15,100' or '0.382': whole numbers from 100 up, three significant digits below (boards/s)."""
+  return f'{per_second:,.0f}' if per_second >= 100 else f'{per_second:.3g}'
 
 
 def _settings(args):
@@ -209,7 +223,8 @@ def _settings(args):
   return training.BlueprintSettings(
     algorithm=args.algorithm, abstraction=args.abstraction, bets=args.bets, seconds=args.seconds,
     iterations=args.iterations, seed=args.seed, devices=args.devices, dtype=args.dtype, hyperparameters=given,
-    snapshots=args.snapshots, history=args.history, boards=args.boards, regret_rule=args.regret_rule,
+    snapshots=args.snapshots, history=args.history, boards=args.boards, boards_at_once=args.boards_at_once,
+    regret_rule=args.regret_rule, memory_limit=None if args.memory_limit is None else args.memory_limit * 1e9,
     checkpoint=args.checkpoint,
     checkpoint_seconds=args.checkpoint_seconds, keep_checkpoints=args.keep_checkpoints, resume=args.resume,
   )  # fmt: skip

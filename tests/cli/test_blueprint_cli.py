@@ -10,9 +10,9 @@ import jax
 import numpy as np
 import pytest
 from cli_runner import run_cli
+from standin import write_tables
 
 import abstractions
-from abstractions.isomorphism import hand_indexer
 from jaxcfr import cli, outputs
 from jaxcfr.cli import blueprint as blueprint_cli
 from jaxcfr.poker.blueprint import BlueprintSettings, files, policy, train_blueprint, training, vector
@@ -25,13 +25,7 @@ from jaxcfr.poker.rules.cards import FULL_DECK
 @pytest.fixture(scope='module')
 def tables(tmp_path_factory):
   """A table directory `jaxcfr abstract` could have written: buckets (3, 2, 2, 2), by class parity."""
-  directory = str(tmp_path_factory.mktemp('tables') / 'small')
-  sizes = (3, 2, 2, 2)
-  arrays = {'preflop': (np.arange(169) % 3).astype(np.uint8)}
-  for street, k in zip(('flop', 'turn', 'river'), sizes[1:], strict=True):
-    arrays[street] = (np.arange(hand_indexer(street).size) % k).astype(np.uint8)
-  abstractions.save(arrays, {'buckets': list(sizes)}, directory)
-  return directory
+  return write_tables(tmp_path_factory.mktemp('tables') / 'small')
 
 
 def train(tables, tmp_path, *extra):
@@ -129,6 +123,7 @@ def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_
     (('--out', '/nonexistent/dir/x.npz'), "directory '/nonexistent/dir' does not exist"),
     (('--out', 'x.json'), 'must name a NPZ file'),
     (('--devices', '3', '--batch-size', '32'), 'must be a multiple of the device count 3'),
+    (('--memory-limit', '0.001'), 'more than the limit of 1 MB (--memory-limit): lower --batch-size'),
   ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):
@@ -253,7 +248,12 @@ def test_pcs_resumed_equals_uninterrupted_bit_for_bit(tables, pcs_run, tmp_path)
   'change,message',
   [
     (('--boards', '0'), '--boards must be a positive integer, got 0'),
-    (('--devices', '2'), '--algorithm pcs runs on one device for now, got --devices 2'),
+    (('--boards', '4', '--boards-at-once', '3'), 'multiple of --boards-at-once x --devices (3 x 1)'),
+    (('--devices', '3'), '--boards 16 must be a multiple of --boards-at-once x --devices (1 x 3)'),
+    (('--memory-limit', '0'), '--memory-limit must be a positive number'),
+    # The compiled iteration needs more than the limit: refused once compiled, before any iteration.
+    (('--memory-limit', '0.001', '--checkpoint', 'RUN'), 'of memory, more than the limit of 1 MB'),
+    (('--algorithm', 'tabular', '--boards-at-once', '2'), '--boards-at-once applies to --algorithm pcs only'),
     (('--batch-size', '32'), '--batch-size does not apply to --algorithm pcs'),
     (('--algorithm', 'tabular', '--boards', '4'), '--boards applies to --algorithm pcs only'),
   ],
@@ -262,13 +262,14 @@ def test_pcs_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, m
   args = ['blueprint', 'train', '--algorithm', 'pcs', '--abstraction', tables, '--iterations', '2',
           '--out', str(tmp_path / 'b.npz')]  # fmt: skip
   for flag, value in zip(change[::2], change[1::2], strict=True):
+    value = str(tmp_path / 'run') if value == 'RUN' else value
     if flag in args:
       args[args.index(flag) + 1] = value
     else:
       args += [flag, value]
   code, _, err = run_cli(*args)
   assert code == 2 and err.count('\n') == 1 and message in err and 'Traceback' not in err, err
-  assert not (tmp_path / 'b.npz').exists()
+  assert not (tmp_path / 'b.npz').exists() and not (tmp_path / 'run').exists()
 
 
 def test_the_command_names_what_the_library_takes():
@@ -276,3 +277,4 @@ def test_the_command_names_what_the_library_takes():
   assert blueprint_cli._ALGORITHMS == training.ALGORITHMS and blueprint_cli._RULES == vector.RULES
   assert blueprint_cli._DEFAULT_RULE == vector.DEFAULT_RULE
   assert blueprint_cli._BOARDS == inspect.signature(vector.vector_solver).parameters['batch_size'].default
+  assert blueprint_cli._BOARDS == vector.BOARDS

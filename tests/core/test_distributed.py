@@ -134,6 +134,22 @@ def test_a_checkpoint_of_one_process_resumes_in_two(tmp_path, reference):
   np.testing.assert_array_equal(_probabilities(tmp_path / 'p.npz'), reference[1])
 
 
+@pytest.mark.slow  # the default suite's minutes; the sampled runs over two processes run by default
+def test_a_sharded_full_width_solve_over_two_processes_is_the_one_process_solve(tmp_path):
+  """DCFR on Leduc with the game and the state split over two devices: each process places and
+  updates only its own shards; the policy is the one-process run's, bit for bit."""
+  args = ['solve', 'leduc', '--algorithm', 'dcfr', '--devices', '2', '--iterations', '10',
+          '--eval-every', '10', '--policy-out', 'p.npz']  # fmt: skip
+  (tmp_path / 'one').mkdir()
+  code, _, err = _one_process(args, tmp_path / 'one')
+  assert code == 0, err
+  runs = run_processes(args, timeout=TIMEOUT, cwd=tmp_path)
+  _ok(runs)
+  assert 'dcfr: 10 iterations' in runs[0].out
+  one = _probabilities(tmp_path / 'one' / 'p.npz')
+  np.testing.assert_array_equal(_probabilities(tmp_path / 'p.npz'), one)
+
+
 def test_a_lost_process_ends_the_other_with_one_message(tmp_path):
   killed = []
 

@@ -111,6 +111,7 @@ def test_inverse_cdf_never_draws_a_zero_probability_slot():
   assert slots(1 - 2**-23) == [1, 2, 2, 1]  # the largest float32 draw; 0.3 * 3 rounds below it
 
 
+@pytest.mark.slow  # the default suite's minutes; test_pruning_skips_hopeless_actions runs by default
 def test_pruning_and_linear_weighting_keep_convergence():
   game = compiled('leduc', 'float32')
   refinements = dict(linear_until=100, discount_interval=10, prune_threshold=-2000.0, prune_after=50)

@@ -15,6 +15,7 @@ pytest.importorskip('pokerkit')
 
 import nlhe_oracle  # noqa: E402
 from cli_runner import run_cli  # noqa: E402
+from standin import write_tables  # noqa: E402
 
 import abstractions  # noqa: E402
 from abstractions import NoLimitRules  # noqa: E402
@@ -223,13 +224,8 @@ def test_ctrl_c_prints_the_summary_and_exits_130(capsys):
 def blueprint(tmp_path_factory):
   """(blueprint file, its tables' directory): the small preset with random probabilities on stand-in
   tables of buckets (3, 2, 2, 2), as in test_blueprint_cli / test_blueprint_policy."""
-  directory = str(tmp_path_factory.mktemp('tables') / 'small')
   sizes = (3, 2, 2, 2)
-  arrays = {'preflop': (np.arange(169) % 3).astype(np.uint8)}
-  for street, k in zip(('flop', 'turn', 'river'), sizes[1:], strict=True):
-    count = hand_indexer(street).size  # 123 M on the river: tiled, not computed as int64
-    arrays[street] = np.tile(np.arange(k, dtype=np.uint8), count // k + 1)[:count]
-  abstractions.save(arrays, {'buckets': list(sizes)}, directory)
+  directory = write_tables(tmp_path_factory.mktemp('tables') / 'small', sizes)
   tree = tree_lib.build_tree('small')
   rng = np.random.default_rng(0)
   values = rng.random((tree.num_decisions, max(sizes), tree.num_actions)) * tree.legal[:, None, :]

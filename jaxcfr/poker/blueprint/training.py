@@ -193,13 +193,15 @@ def save_networks(
 class BlueprintSettings:
   """What `train_blueprint` trains. `algorithm`: 'tabular' (external-sampling MCCFR on the bucket
   tables in the directory `abstraction`), 'pcs' (public chance sampling in vector form on the same
-  tables, `vector.vector_solver`: `boards` per player per update, the regret rule `regret_rule`, one
-  device), 'deep-cfr' or 'sd-cfr' (networks on card and chip features, no tables; `history`: with
-  the betting history; `snapshots`: SD-CFR's advantage networks kept per player). `hyperparameters`:
-  those given, by name (es-mccfr's for tabular, deep-cfr's for the networks, none for pcs; the rest
-  keep their defaults). A budget (`seconds` and/or `iterations`) is needed;
-  `checkpoint`: a directory saved to every `checkpoint_seconds`, `keep_checkpoints` kept, a run there
-  continued with `resume`."""
+  tables, `vector.vector_solver`: `boards` per player per update, `boards_at_once` of them at a time
+  on each device, the regret rule `regret_rule`), 'deep-cfr' or 'sd-cfr' (networks on card and chip
+  features, no tables; `history`: with the betting history; `snapshots`: SD-CFR's advantage networks
+  kept per player). `hyperparameters`: those given, by name (es-mccfr's for tabular, deep-cfr's for
+  the networks, none for pcs; the rest keep their defaults). A budget (`seconds` and/or
+  `iterations`) is needed. `memory_limit` (bytes; default the device's memory,
+  `jaxcfr.memory.available_bytes`): a table algorithm whose compiled iteration needs more stops
+  before any iteration, with one line and nothing written. `checkpoint`: a directory saved to every
+  `checkpoint_seconds`, `keep_checkpoints` kept, a run there continued with `resume`."""
 
   algorithm: str = 'tabular'
   abstraction: str | None = None
@@ -213,7 +215,9 @@ class BlueprintSettings:
   snapshots: int | None = None
   history: bool = True
   boards: int | None = None
+  boards_at_once: int | None = None
   regret_rule: str | None = None
+  memory_limit: float | None = None
   checkpoint: str | None = None
   checkpoint_seconds: float | None = None
   keep_checkpoints: int = KEEP_CHECKPOINTS
@@ -280,10 +284,15 @@ def check_settings(settings: BlueprintSettings) -> None:
         raise fail(f'{parameter.cli_flag} does not apply to --algorithm {settings.algorithm}')
   if settings.snapshots is not None and settings.algorithm != 'sd-cfr':
     raise fail(f'--snapshots does not apply to --algorithm {settings.algorithm}')
+  limit = settings.memory_limit
+  if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0):
+    raise fail(f'--memory-limit must be a positive number, got {limit!r}')
+  if limit is not None and not settings.tabular:
+    raise fail(f'--memory-limit does not apply to --algorithm {settings.algorithm}')
   if settings.algorithm == 'pcs':
     _check_pcs(settings)
   else:
-    for flag in ('boards', 'regret_rule'):
+    for flag in ('boards', 'boards_at_once', 'regret_rule'):
       if getattr(settings, flag) is not None:
         raise fail(f'--{flag.replace("_", "-")} applies to --algorithm pcs only')
   if settings.tabular:
@@ -299,13 +308,17 @@ def check_settings(settings: BlueprintSettings) -> None:
 
 def _check_pcs(settings: BlueprintSettings) -> None:
   fail = files.BlueprintError
-  boards = settings.boards
-  if boards is not None and (isinstance(boards, bool) or not isinstance(boards, int) or boards < 1):
-    raise fail(f'--boards must be a positive integer, got {boards!r}')
+  for flag in ('boards', 'boards_at_once'):
+    value = getattr(settings, flag)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+      raise fail(f'--{flag.replace("_", "-")} must be a positive integer, got {value!r}')
   if settings.regret_rule is not None and settings.regret_rule not in vector.RULES:
     raise fail(f'--regret-rule must be one of {", ".join(vector.RULES)}, got {settings.regret_rule!r}')
-  if settings.devices != 1:
-    raise fail(f'--algorithm pcs runs on one device for now, got --devices {settings.devices}')
+  boards, at_once = settings.boards or vector.BOARDS, settings.boards_at_once or 1
+  if boards % (at_once * settings.devices):
+    raise fail(
+      f'--boards {boards} must be a multiple of --boards-at-once x --devices ({at_once} x {settings.devices})'
+    )
 
 
 class _Setup(NamedTuple):
@@ -322,7 +335,8 @@ class _Setup(NamedTuple):
 
 def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
   if settings.algorithm == 'pcs':
-    options = {'batch_size': settings.boards, 'algorithm': settings.regret_rule}
+    options = {'batch_size': settings.boards or vector.BOARDS, 'algorithm': settings.regret_rule,
+               'boards_per_step': settings.boards_at_once, 'devices': settings.devices}  # fmt: skip
     solver = vector.vector_solver(**{name: value for name, value in options.items() if value is not None})
   else:
     solver = mccfr.blueprint_solver(devices=settings.devices, **given)
@@ -400,12 +414,22 @@ def train_blueprint(
     rate = setup.per_update * update.iteration / update.seconds if update.seconds > 0 else None
     on_progress(Progress(update.start, update.iteration, update.seconds, rate, setup.label))
 
-  result = train(
-    setup.game, setup.solver, key=settings.seed, iterations=settings.iterations, seconds=settings.seconds,
-    checkpoint_dir=settings.checkpoint, checkpoint_seconds=settings.checkpoint_seconds,
-    keep_checkpoints=settings.keep_checkpoints, resume=settings.resume, identity=setup.identity,
-    on_progress=None if on_progress is None else report_progress, log=log,
-  )  # fmt: skip
+  limit = None
+  if settings.tabular:
+    limit = settings.memory_limit if settings.memory_limit is not None else memory.available_bytes()
+  try:
+    result = train(
+      setup.game, setup.solver, key=settings.seed, iterations=settings.iterations, seconds=settings.seconds,
+      checkpoint_dir=settings.checkpoint, checkpoint_seconds=settings.checkpoint_seconds,
+      keep_checkpoints=settings.keep_checkpoints, resume=settings.resume, identity=setup.identity,
+      on_progress=None if on_progress is None else report_progress, log=log,
+      memory_limit=None if limit is None else int(limit),
+    )  # fmt: skip
+  except library.MemoryLimitError as error:
+    smaller = '--boards-at-once' if settings.algorithm == 'pcs' else '--batch-size'
+    raise files.BlueprintError(
+      f'{error} (--memory-limit): lower {smaller}, or take a smaller bet preset or profile'
+    ) from None
   report = _report(settings, setup, counts, result)
   run = BlueprintRun(report, result, settings, setup.solver, setup.game, setup.tree, setup.nodes)
   if out is not None:

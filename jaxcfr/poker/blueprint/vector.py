@@ -57,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from abstractions import hand_rank
-from jaxcfr import solvers, tree
+from jaxcfr import distributed, solvers, tree
 from jaxcfr.poker.blueprint.game import BlueprintGame
 from jaxcfr.poker.rules.cards import Deck
 from jaxcfr.poker.subgame import showdown
@@ -66,6 +66,7 @@ from jaxcfr.protocol import Solver
 NAME = 'blueprint-pcs'
 RULES = ('cfr', 'cfr+', 'lcfr', 'dcfr')  # the regret rules this trainer takes (jaxcfr.solvers')
 DEFAULT_RULE = 'dcfr'
+BOARDS = 16  # boards per player per update, by default
 
 
 class VectorState(NamedTuple):
@@ -109,32 +110,46 @@ def average_policy(state: VectorState, game: BlueprintGame) -> jax.Array:
 
 
 def vector_solver(
-  batch_size: int = 16,
+  batch_size: int = BOARDS,
   algorithm: str = DEFAULT_RULE,
   boards_per_step: int = 1,
   alpha: float = 1.5,
   beta: float = 0.0,
   gamma: float = 2.0,
+  devices: int = 1,
 ) -> Solver:
   """Public chance sampling in vector form, `batch_size` boards per player per update (a
   `jaxcfr.protocol.Solver` whose game is a `BlueprintGame`), under the regret rule of `algorithm`
-  (one of `RULES`; `alpha`, `beta`, `gamma` are DCFR's), `boards_per_step` boards at a time."""
+  (one of `RULES`; `alpha`, `beta`, `gamma` are DCFR's), `boards_per_step` boards at a time on each
+  of `devices` devices (over every process's, `jaxcfr.distributed`).
+
+  The boards come from the state's key whatever the device count; each device sums the increments
+  of its share of them and the shares are summed across devices (`psum`), so a different device
+  count changes only the order of those sums (the last bits), and the same count gives the same bits
+  however many processes hold the devices."""
   if algorithm not in RULES:
     raise ValueError(f'algorithm must be one of {", ".join(RULES)}, got {algorithm!r}')
-  for name, value in (('batch_size', batch_size), ('boards_per_step', boards_per_step)):
+  for name, value in (('batch_size', batch_size), ('boards_per_step', boards_per_step), ('devices', devices)):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
       raise ValueError(f'{name} must be a positive integer, got {value!r}')
-  if batch_size % boards_per_step:
-    raise ValueError(f'batch size {batch_size} must be a multiple of boards_per_step {boards_per_step}')
+  if batch_size % (boards_per_step * devices):
+    raise ValueError(
+      f'batch size {batch_size} must be a multiple of boards_per_step x devices '
+      f'({boards_per_step} x {devices})'
+    )
+  if devices > jax.device_count():
+    raise ValueError(f'{devices} devices requested; {jax.device_count()} available ({jax.default_backend()})')
   extra = {'alpha': alpha, 'beta': beta, 'gamma': gamma} if algorithm == 'dcfr' else {}
   rule, power = solvers.regret_rule(algorithm, **extra)
   hyperparameters = dict(batch_size=batch_size, algorithm=algorithm, boards_per_step=boards_per_step, **extra)
+  mesh = _mesh(devices) if devices > 1 else None
 
   def init(game: BlueprintGame, key: jax.Array | None = None) -> VectorState:
     if key is None:
       raise ValueError('the vector trainer draws boards from a key: init(game, jax.random.key(seed))')
     zeros = jnp.zeros((game.num_decisions, game.max_buckets, game.num_actions), game.dtype)
-    return VectorState(jnp.zeros((), jnp.int32), zeros, zeros, rule.init(zeros), key)
+    state = VectorState(jnp.zeros((), jnp.int32), zeros, zeros, rule.init(zeros), key)
+    return state if mesh is None else distributed.replicate(state, mesh)  # over every process's devices
 
   def current_policy(state: VectorState, game: BlueprintGame) -> jax.Array:
     """`[D, K, A]` regret matching of what the rule matches (uniform where none is positive)."""
@@ -144,14 +159,18 @@ def vector_solver(
   def update(state: VectorState, game: BlueprintGame) -> VectorState:
     key, board_key = jax.random.split(state.key)
     boards = sample_boards(game, board_key, 2 * batch_size).reshape(2, batch_size, -1)
-    return step(rule, power, state._replace(key=key), game, boards, boards_per_step)
+    return step(rule, power, state._replace(key=key), game, boards, boards_per_step, mesh)
 
   return Solver(init, update, current_policy, average_policy, NAME, hyperparameters)
 
 
-def step(rule, power, state: VectorState, game: BlueprintGame, boards: jax.Array, boards_per_step: int = 1):
+def step(
+  rule, power, state: VectorState, game: BlueprintGame, boards: jax.Array, boards_per_step: int = 1,
+  mesh: jax.sharding.Mesh | None = None,
+):  # fmt: skip
   """One alternating update on given boards (`[2, B, b]`: player 0's, then player 1's), under the
-  regret rule `rule` with averaging power `power` (`jaxcfr.solvers.regret_rule`); the key is kept.
+  regret rule `rule` with averaging power `power` (`jaxcfr.solvers.regret_rule`), the boards split
+  over `mesh`'s devices if given; the key is kept.
 
   Player 0's regrets change first (on its rows only, as the full-width family's alternating update);
   player 1's boards see player 0's new strategy. The average grows by both players' increments,
@@ -166,7 +185,7 @@ def step(rule, power, state: VectorState, game: BlueprintGame, boards: jax.Array
     regret, rule_state, average = carry
     policy = solvers.regret_matching(rule.matched_regret(regret, rule_state), legal)
     regret_increment, average_increment = batch_increments(
-      game, policy, boards[player], player, boards_per_step
+      game, policy, boards[player], player, boards_per_step, mesh
     )
     new_regret, _, new_rule_state = rule.update(regret, regret_increment, rule_state, t)
     rows = (game.player == player)[:, None, None]  # [D, 1, 1]: the updating player's rows
@@ -185,21 +204,47 @@ def step(rule, power, state: VectorState, game: BlueprintGame, boards: jax.Array
 
 
 def batch_increments(
-  game: BlueprintGame, policy: jax.Array, boards: jax.Array, player, boards_per_step: int = 1
-):
+  game: BlueprintGame, policy: jax.Array, boards: jax.Array, player, boards_per_step: int = 1,
+  mesh: jax.sharding.Mesh | None = None,
+):  # fmt: skip
   """`(regret increment, average increment)`, `[D, K, A]` each, of `player` under `policy` [D, K, A],
-  averaged over `boards` [B, b]: a scan over groups of `boards_per_step` boards (vmapped within a
-  group), so that what is live is one group's arrays; the sums' order is fixed (deterministic)."""
+  averaged over `boards` [B, b]: on each of `mesh`'s devices (one device without), a scan over its
+  share in groups of `boards_per_step` boards (vmapped within a group), so that what is live is one
+  group's arrays; the devices' sums are summed (`psum`). The sums' order is fixed (deterministic)."""
+  count = boards.shape[0]
+  if mesh is None:
+    regret, average = board_sums(game, policy, boards, player, boards_per_step)
+  else:
+    spec = jax.sharding.PartitionSpec
+
+    def per_device(boards, game, policy, player):
+      sums = board_sums(game, policy, boards, player, boards_per_step)
+      return jax.tree.map(lambda x: jax.lax.psum(x, 'boards'), sums)
+
+    regret, average = jax.shard_map(
+      per_device, mesh=mesh, in_specs=(spec('boards'), spec(), spec(), spec()), out_specs=spec(),
+      check_vma=False,
+    )(boards, game, policy, player)  # fmt: skip
+  return regret / count, average / count
+
+
+def board_sums(game: BlueprintGame, policy: jax.Array, boards: jax.Array, player, boards_per_step: int):
+  """The sums over `boards` [B, b] of `board_increments`, in groups of `boards_per_step` (a scan)."""
   count = boards.shape[0]
   groups = boards.reshape(count // boards_per_step, boards_per_step, boards.shape[-1])
 
   def group(total, some):
-    regret, average = jax.vmap(lambda board: board_increments(game, policy, board, player))(some)
-    return (total[0] + regret.sum(0), total[1] + average.sum(0)), None
+    if boards_per_step == 1:  # unbatched: vmap's batched gathers cost several times the plain ones
+      # (so on a CPU one board at a time is the fastest; larger groups are for accelerators)
+      regret, average = board_increments(game, policy, some[0], player)
+    else:
+      regret, average = jax.vmap(lambda board: board_increments(game, policy, board, player))(some)
+      regret, average = regret.sum(0), average.sum(0)
+    return (total[0] + regret, total[1] + average), None
 
   zeros = jnp.zeros_like(policy)
-  (regret, average), _ = jax.lax.scan(group, (zeros, zeros), groups)
-  return regret / count, average / count
+  sums, _ = jax.lax.scan(group, (zeros, zeros), groups)
+  return sums
 
 
 def board_increments(game: BlueprintGame, policy: jax.Array, board: jax.Array, player) -> tuple:
@@ -259,7 +304,9 @@ def bottom_up(game: BlueprintGame, view: Board, policy: jax.Array, reach: list, 
     terminal = jnp.zeros((0, num_hands), dtype)
     if t:  # fold values and showdown values (both players' showdowns alike: stake * (win - lose))
       opponent = jnp.take(here[n:], 1 - player, axis=-1)  # [t, H]
-      mass = showdown.compatible_mass(view.hands, opponent, view.card_order)  # [t, H]
+      # By matrix products on every backend: at a depth's thousands of terminals the per-card lists
+      # (the subgame solver's choice on CPUs, for a few terminals) cost more in their transposes.
+      mass = showdown.compatible_mass(view.hands, opponent)  # [t, H]
       difference = showdown.board_difference(*view.tables, opponent, transposed=True)  # [t, H]
       terminal = sign * level.fold[:, None] * mass + level.stake[:, None] * difference
     if n:
@@ -279,6 +326,13 @@ def bottom_up(game: BlueprintGame, view: Board, policy: jax.Array, reach: list, 
       terminal = jnp.concatenate([value, terminal])
     values = terminal
   return jnp.concatenate(sums[::-1])
+
+
+def _mesh(devices: int) -> jax.sharding.Mesh:
+  return jax.make_mesh(
+    (devices,), ('boards',), devices=distributed.mesh_devices(devices),
+    axis_types=(jax.sharding.AxisType.Auto,),
+  )  # fmt: skip
 
 
 # Boards.

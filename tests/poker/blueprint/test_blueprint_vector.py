@@ -5,11 +5,15 @@ tables are the subgame solver's; training drives the exact exploitability down."
 
 import dataclasses
 import functools
+import json
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import host_devices_env, import_paths
 from test_blueprint import BOARD, DECK, POT, RULES, exact_game, pure_regrets
 
 import jaxcfr
@@ -66,9 +70,15 @@ def one_iteration(algorithm: str, kind: str, **hyperparameters):
   rule, power = solvers.regret_rule(algorithm, **hyperparameters)
   before = start(game, kind, rule)
   ours = jax.jit(vector.step, static_argnums=(0, 1, 5))(rule, power, before, game, every_board(), 8)
-  cfr = solvers.cfr_family(rule, power)
-  twin = jax.jit(cfr.update)(twin_state(game, before, rule), game.twin.game)
-  return ours, twin, before
+  return ours, twin_iteration(algorithm, kind, tuple(sorted(hyperparameters.items()))), before
+
+
+@functools.cache  # the broken variants below compare with the same iteration of the twin
+def twin_iteration(algorithm: str, kind: str, hyperparameters: tuple) -> solvers.CFRState:
+  game = exact_game64()
+  rule, power = solvers.regret_rule(algorithm, **dict(hyperparameters))
+  before = twin_state(game, start(game, kind, rule), rule)
+  return jax.jit(solvers.cfr_family(rule, power).update)(before, game.twin.game)
 
 
 def cells_of(game, table) -> np.ndarray:
@@ -153,6 +163,47 @@ def test_a_broken_card_removal_or_bucket_map_fails_the_comparison(broken, monkey
   ours, twin, _ = one_iteration('cfr', 'uniform')
   mismatch = np.abs(cells_of(game, ours.cumulative_regret) - np.asarray(twin.cumulative_regret)).max()
   assert mismatch > 1e-3  # six orders of magnitude above the tolerance the correct code meets
+
+
+_TWO_DEVICES = """
+import json, sys
+import jax
+jax.config.update('jax_enable_x64', True)
+import numpy as np
+sys.path[:0] = {paths!r}
+from jaxcfr import solvers
+from jaxcfr.poker.blueprint import vector
+from test_blueprint_vector import every_board, exact_game64, start
+game = exact_game64()
+rule, power = solvers.regret_rule('dcfr', alpha=1.5, beta=0.0, gamma=2.0)
+before = start(game, 'random', rule)
+step = jax.jit(vector.step, static_argnums=(0, 1, 5, 6))
+one = step(rule, power, before, game, every_board(), 4, None)
+split = step(rule, power, before, game, every_board(), 4, vector._mesh(2))
+gap = lambda a, b: float(np.abs(np.asarray(a) - np.asarray(b)).max())
+print(json.dumps({{
+  'devices': jax.device_count(),
+  'regret_vs_one_device': gap(split.cumulative_regret, one.cumulative_regret),
+  'average_vs_one_device': gap(split.cumulative_policy, one.cumulative_policy),
+  'regret_change': gap(split.cumulative_regret, before.cumulative_regret),
+  'replicated': split.cumulative_regret.sharding.is_fully_replicated,
+}}))
+"""
+
+
+def test_boards_split_over_two_devices_are_the_same_iteration():
+  """Two host devices, each walking half of the short deck's boards (a `psum` of the two halves):
+  the update is the one-device update (one CFR iteration of the twin, tested above) to rounding; a
+  half counted twice or left out would miss by the size of the change."""
+  script = _TWO_DEVICES.format(paths=import_paths(__file__))
+  run = subprocess.run(
+    [sys.executable, '-c', script], capture_output=True, text=True, env=host_devices_env(2), timeout=600
+  )
+  assert run.returncode == 0, run.stderr[-3000:]
+  result = json.loads(run.stdout.strip().splitlines()[-1])
+  assert result['devices'] == 2 and result['replicated']
+  assert result['regret_vs_one_device'] < 1e-12 and result['average_vs_one_device'] < 1e-12
+  assert result['regret_change'] > 1e-3
 
 
 # Sampling and training.

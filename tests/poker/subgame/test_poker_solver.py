@@ -295,7 +295,13 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
 
 
 @pytest.mark.parametrize(
-  'config', ['river', pytest.param('turn whole', marks=pytest.mark.slow), 'turn blocked']
+  'config',
+  [
+    'river',
+    pytest.param('turn whole', marks=pytest.mark.slow),
+    # the default suite's minutes; a blocked turn tree solving as the whole tree runs by default
+    pytest.param('turn blocked', marks=pytest.mark.slow),
+  ],
 )
 def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
   """`evaluate_average` (what `jaxcfr.train`'s checks run for the subgame solver: the average read
@@ -344,6 +350,7 @@ def test_the_checks_in_the_chunks_calls_are_the_checks_of_the_states_they_leave(
     np.testing.assert_allclose(result.exploitability, exploitability_after(25), rtol=1e-9)
 
 
+@pytest.mark.slow  # the default suite's minutes: compiler options, the numbers tested by default
 def test_blocked_turn_subgames_compile_with_the_large_block_options_to_the_same_numbers():
   """`backend.compiler_options` gives blocked turn subgames (and safe subgames of them) the
   large-block options, whole turn trees XLA's defaults and river subgames Leduc's; the options change

@@ -601,6 +601,7 @@ def test_vmap_over_spots_equals_a_loop(street):
   np.testing.assert_allclose(batched, looped, rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow  # the default suite's minutes; padded trees solve alike in test_poker_solver, test_search
 def test_padding_to_an_envelope_keeps_every_value_and_shares_one_program():
   deck, config = INVARIANT_TREES[2]
   configs = [TreeConfig(2, 60, stack, config.sizes, deck_size=deck.size) for stack in (40, 200)]
