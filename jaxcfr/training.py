@@ -37,7 +37,7 @@ class TrainingError(ValueError):
 
 
 class MemoryLimitError(TrainingError):
-  """A run's compiled iteration needs more memory than its `memory_limit`."""
+  """A run's compiled iteration needs more memory than its `max_bytes`."""
 
 
 class Progress(NamedTuple):
@@ -106,7 +106,7 @@ def train(
   report_seconds: float = 10.0,
   evaluate: bool = True,
   warm_up: bool = False,
-  memory_limit: int | None = None,
+  max_bytes: int | None = None,
 ) -> Result:
   """Runs `solver` on the compiled `game` until `iterations` (a total) or `seconds` of
   solving, whichever comes first, evaluating exact exploitability along the way.
@@ -140,8 +140,9 @@ def train(
       results discarded), so that `jit_seconds` counts XLA's first executions of it, which are
       slower than later ones, and `seconds` the solving alone; for solvers whose iteration is
       cheap (the subgame solvers), where those first executions are a visible share of a solve.
-    memory_limit: bytes; a run whose compiled iteration needs more (XLA's account,
-      `memory.program_bytes`) stops with `TrainingError` once compiled, before any iteration or save.
+    max_bytes: a run whose compiled iteration needs more memory (XLA's account,
+      `memory.program_bytes`) stops with `MemoryLimitError` once compiled, before any iteration or
+      save (None: no limit).
   """
   _check_request(
     iterations, seconds, eval_every, eval_every_seconds, eval_at, target, evaluate,
@@ -156,8 +157,8 @@ def train(
   if checkpoint_dir is not None:
     checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
   programs = _compile(game, solver, key, evaluate, warm_up)
-  if memory_limit is not None:
-    _check_memory(programs, memory_limit)
+  if max_bytes is not None:
+    _check_memory(programs, max_bytes)
   identity = _identity(game, solver, key, seed, checkpointer is not None, identity)
   run = _Run(game, solver, programs, _Budget(iterations, seconds, target, report_seconds), programs.state)
   if existing:

@@ -95,9 +95,9 @@ def _add_train(actions) -> None:
   budget.add_argument('--seed', type=common.seed, default=0, help='PRNG seed (default 0)')
   budget.add_argument('--devices', type=count, default=1, help='devices to split each batch over (default 1)')
   budget.add_argument(
-    '--memory-limit', type=float, metavar='GB',
-    help='tabular and pcs: refuse to run (exit 2) if an iteration would need more than GB gigabytes '
-    "[default: the device's memory; on a CPU the host's available memory]",
+    '--max-memory', type=common.non_negative_number, metavar='GIB',
+    help='tabular and pcs: refuse to run (exit 2) if an iteration would need more than GIB GiB '
+    "(default: the device's memory, on a CPU the host's available memory; 0: no limit)",
   )  # fmt: skip
   budget.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   refinements = train.add_argument_group('MCCFR (as es-mccfr; Pluribus refinements)')
@@ -224,7 +224,7 @@ def _settings(args):
     algorithm=args.algorithm, abstraction=args.abstraction, bets=args.bets, seconds=args.seconds,
     iterations=args.iterations, seed=args.seed, devices=args.devices, dtype=args.dtype, hyperparameters=given,
     snapshots=args.snapshots, history=args.history, boards=args.boards, boards_at_once=args.boards_at_once,
-    regret_rule=args.regret_rule, memory_limit=None if args.memory_limit is None else args.memory_limit * 1e9,
+    regret_rule=args.regret_rule, max_bytes=None if args.max_memory is None else args.max_memory * 2**30,
     checkpoint=args.checkpoint,
     checkpoint_seconds=args.checkpoint_seconds, keep_checkpoints=args.keep_checkpoints, resume=args.resume,
   )  # fmt: skip

@@ -123,7 +123,8 @@ def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_
     (('--out', '/nonexistent/dir/x.npz'), "directory '/nonexistent/dir' does not exist"),
     (('--out', 'x.json'), 'must name a NPZ file'),
     (('--devices', '3', '--batch-size', '32'), 'must be a multiple of the device count 3'),
-    (('--memory-limit', '0.001'), 'more than the limit of 1 MB (--memory-limit): lower --batch-size'),
+    (('--max-memory', '0.001'), 'more than the limit of 1.07 MB (--max-memory): lower --batch-size'),
+    (('--max-memory', '-1'), 'argument --max-memory: must be a non-negative number, got -1'),
   ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):
@@ -250,9 +251,8 @@ def test_pcs_resumed_equals_uninterrupted_bit_for_bit(tables, pcs_run, tmp_path)
     (('--boards', '0'), '--boards must be a positive integer, got 0'),
     (('--boards', '4', '--boards-at-once', '3'), 'multiple of --boards-at-once x --devices (3 x 1)'),
     (('--devices', '3'), '--boards 16 must be a multiple of --boards-at-once x --devices (1 x 3)'),
-    (('--memory-limit', '0'), '--memory-limit must be a positive number'),
     # The compiled iteration needs more than the limit: refused once compiled, before any iteration.
-    (('--memory-limit', '0.001', '--checkpoint', 'RUN'), 'of memory, more than the limit of 1 MB'),
+    (('--max-memory', '0.001', '--checkpoint', 'RUN'), 'of memory, more than the limit of 1.07 MB'),
     (('--algorithm', 'tabular', '--boards-at-once', '2'), '--boards-at-once applies to --algorithm pcs only'),
     (('--batch-size', '32'), '--batch-size does not apply to --algorithm pcs'),
     (('--algorithm', 'tabular', '--boards', '4'), '--boards applies to --algorithm pcs only'),

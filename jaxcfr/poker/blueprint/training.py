@@ -198,9 +198,9 @@ class BlueprintSettings:
   features, no tables; `history`: with the betting history; `snapshots`: SD-CFR's advantage networks
   kept per player). `hyperparameters`: those given, by name (es-mccfr's for tabular, deep-cfr's for
   the networks, none for pcs; the rest keep their defaults). A budget (`seconds` and/or
-  `iterations`) is needed. `memory_limit` (bytes; default the device's memory,
-  `jaxcfr.memory.available_bytes`): a table algorithm whose compiled iteration needs more stops
-  before any iteration, with one line and nothing written. `checkpoint`: a directory saved to every
+  `iterations`) is needed. `max_bytes` (default None: the device's memory,
+  `jaxcfr.memory.available_bytes`; 0: no limit): a table algorithm whose compiled iteration needs
+  more stops before any iteration, with one line and nothing written. `checkpoint`: a directory saved to every
   `checkpoint_seconds`, `keep_checkpoints` kept, a run there continued with `resume`."""
 
   algorithm: str = 'tabular'
@@ -217,7 +217,7 @@ class BlueprintSettings:
   boards: int | None = None
   boards_at_once: int | None = None
   regret_rule: str | None = None
-  memory_limit: float | None = None
+  max_bytes: float | None = None
   checkpoint: str | None = None
   checkpoint_seconds: float | None = None
   keep_checkpoints: int = KEEP_CHECKPOINTS
@@ -284,11 +284,11 @@ def check_settings(settings: BlueprintSettings) -> None:
         raise fail(f'{parameter.cli_flag} does not apply to --algorithm {settings.algorithm}')
   if settings.snapshots is not None and settings.algorithm != 'sd-cfr':
     raise fail(f'--snapshots does not apply to --algorithm {settings.algorithm}')
-  limit = settings.memory_limit
-  if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0):
-    raise fail(f'--memory-limit must be a positive number, got {limit!r}')
+  limit = settings.max_bytes
+  if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float) or not limit >= 0):
+    raise fail(f'--max-memory must be a number >= 0, got {limit!r}')
   if limit is not None and not settings.tabular:
-    raise fail(f'--memory-limit does not apply to --algorithm {settings.algorithm}')
+    raise fail(f'--max-memory does not apply to --algorithm {settings.algorithm}')
   if settings.algorithm == 'pcs':
     _check_pcs(settings)
   else:
@@ -416,19 +416,19 @@ def train_blueprint(
 
   limit = None
   if settings.tabular:
-    limit = settings.memory_limit if settings.memory_limit is not None else memory.available_bytes()
+    limit = settings.max_bytes if settings.max_bytes is not None else memory.available_bytes()
   try:
     result = train(
       setup.game, setup.solver, key=settings.seed, iterations=settings.iterations, seconds=settings.seconds,
       checkpoint_dir=settings.checkpoint, checkpoint_seconds=settings.checkpoint_seconds,
       keep_checkpoints=settings.keep_checkpoints, resume=settings.resume, identity=setup.identity,
       on_progress=None if on_progress is None else report_progress, log=log,
-      memory_limit=None if limit is None else int(limit),
+      max_bytes=int(limit) if limit else None,  # 0: no limit
     )  # fmt: skip
   except library.MemoryLimitError as error:
     smaller = '--boards-at-once' if settings.algorithm == 'pcs' else '--batch-size'
     raise files.BlueprintError(
-      f'{error} (--memory-limit): lower {smaller}, or take a smaller bet preset or profile'
+      f'{error} (--max-memory): lower {smaller}, or take a smaller bet preset or profile'
     ) from None
   report = _report(settings, setup, counts, result)
   run = BlueprintRun(report, result, settings, setup.solver, setup.game, setup.tree, setup.nodes)
