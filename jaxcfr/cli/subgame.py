@@ -48,6 +48,20 @@ def add_parser(commands) -> None:
     '--force-all-in', type=common.non_negative_number, default=defaults.FORCE_ALL_IN, metavar='F',
     help='a bet leaving less than F times the pot behind is an all-in (default 0.15)',
   )  # fmt: skip
+  sizes.add_argument(
+    '--add-all-in', type=common.non_negative_number, default=0.0, metavar='T',
+    help="add the all-in where it is at most T times the pot after a call (a raise's increment); "
+    "postflop-solver's add_allin_threshold, 1.5 in its example (default 0: off)",
+  )  # fmt: skip
+  sizes.add_argument(
+    '--merge', type=common.non_negative_number, default=0.0, metavar='T',
+    help="drop a bet size close to a larger one, postflop-solver's (and PioSOLVER's) merging "
+    'threshold, 0.1 in its example (default 0: off)',
+  )  # fmt: skip
+  sizes.add_argument(
+    '--print-tree', action='store_true',
+    help="print the betting tree (one decision node a line, as postflop-solver's tree) and stop",
+  )  # fmt: skip
   run = parser.add_argument_group('solving')
   full_width = algorithms.names(algorithms.FULL_WIDTH)
   run.add_argument(
@@ -95,8 +109,13 @@ def run(args) -> int:
     outputs.check_file(args.strategy_out, '--strategy-out', force=args.force, suffixes=('.npz',))
     spec = solving.SpotSpec(
       args.board, args.pot, args.stack, (args.oop_range, args.ip_range), args.bets, args.raises, args.donk,
-      args.raise_cap, args.force_all_in,
+      args.raise_cap, args.force_all_in, args.add_all_in, args.merge,
     )  # fmt: skip
+    if args.print_tree:
+      from jaxcfr.poker.subgame import tree  # noqa: PLC0415
+
+      print('\n'.join(tree.betting_lines(spec.config())))
+      return 0
     game = spec.build(jnp.dtype(args.dtype), int(args.max_memory * 2**30) or None)
     total = args.iterations or (None if args.seconds else defaults.MAX_ITERATIONS)
     with progress.Progress(total=total, desc=f'{args.algorithm}', unit='it', quiet=args.quiet) as bar:

@@ -51,6 +51,8 @@ class SpotSpec:
   donk: str | None = None
   raise_cap: int | None = None
   force_all_in: float = defaults.FORCE_ALL_IN
+  add_all_in: float = 0.0
+  merge: float = 0.0
   num_ranks: int = 13
   num_suits: int = 4
 
@@ -62,8 +64,9 @@ class SpotSpec:
     street = {3: 1, 4: 2, 5: 3}[len(board)]
     sizes = tree.street_sizes(self.bets, self.raises, self.donk)
     return tree.TreeConfig(
-      street, self.pot, self.stack, (sizes,) * 3, self.raise_cap, self.force_all_in, self.deck().size
-    )
+      street, self.pot, self.stack, (sizes,) * 3, self.raise_cap, self.force_all_in, self.deck().size,
+      add_all_in=self.add_all_in, merge=self.merge,
+    )  # fmt: skip
 
   def build(self, dtype=jnp.float32, max_bytes: int | None = defaults.MAX_BYTES) -> subgame.Subgame:
     """The subgame; `PokerInputError` with one line for bad input, or for a tree whose solve would

@@ -14,8 +14,13 @@ for raises, comma-separated:
     'e'    the geometric size: equal pot fractions on every remaining street put the stacks in
     'a'    all-in
 
-Amounts are whole chips. A size at or above the stack is the all-in; a bet that would leave less
-than `force_all_in` times the pot (once called) behind becomes the all-in; equal amounts merge. A
+Amounts are whole chips, rounded half up as postflop-solver rounds them. A size at or above the stack
+is the all-in; a bet that would leave at most `force_all_in` times the pot (once called) behind
+becomes the all-in; equal amounts merge. Two more options have postflop-solver's meaning (0 turns
+each off): `add_all_in` adds the all-in where it is at most that many times the pot after a call
+(raise increment for a raise), and `merge` drops a size close to a larger one, as PioSOLVER does:
+from the largest down, a size of y times the pot after the call is dropped when (1 + x) / (1 + y)
+< 1 + merge for x the last size kept. A
 raise adds at least the last bet or raise of the round (and at least `min_increment` chips, 1 by
 default; the real game's big blind where amounts must be legal there). `raise_cap`
 limits bets plus raises per round (None: only the stacks do). `donk` sizes replace OOP's first
@@ -43,6 +48,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import math
 import re
 
 import numpy as np
@@ -161,6 +167,8 @@ class TreeConfig:
   deck_size: int = 52
   start: RoundStart | None = None  # the first round partly played (None: it begins at the root)
   min_increment: int = 1  # the smallest raise increment (the real game's big blind)
+  add_all_in: float = 0.0  # postflop-solver's add_allin_threshold (0: never added)
+  merge: float = 0.0  # postflop-solver's merging_threshold (0: no merging)
 
   def __post_init__(self):
     if self.street not in (1, 2, 3):
@@ -175,6 +183,10 @@ class TreeConfig:
       raise PokerInputError(f'the raise cap must be 0 or more, got {self.raise_cap}')
     if not 0 <= self.force_all_in < 10:
       raise PokerInputError(f'force_all_in must be in [0, 10), got {self.force_all_in}')
+    if not 0 <= self.add_all_in < 100:
+      raise PokerInputError(f'add_all_in must be in [0, 100), got {self.add_all_in}')
+    if not 0 <= self.merge < 10:
+      raise PokerInputError(f'merge must be in [0, 10), got {self.merge}')
     if not (isinstance(self.min_increment, int | np.integer) and self.min_increment >= 1):
       raise PokerInputError(
         f'the minimum raise increment must be a whole number >= 1, got {self.min_increment!r}'
@@ -242,23 +254,44 @@ def _amounts(config: TreeConfig, state: _Round) -> list[tuple[str, int]]:
     elif size.kind == 'x':
       if facing == 0:
         continue
-      amount = round(size.value * facing)
+      amount = _round(size.value * facing)
     else:
       if size.kind == 'e':
         behind_after_call = min(behind - to_call, behind_other)
-        fraction = ((1 + 2 * behind_after_call / pot_after_call) ** (1 / streets_left) - 1) / 2
+        # A geometric raise spreads over the streets left less the raises so far (postflop-solver's).
+        streets = max(streets_left - state.raises + 1, 1) if facing else streets_left
+        fraction = ((1 + 2 * behind_after_call / pot_after_call) ** (1 / streets) - 1) / 2
       else:
         fraction = size.value
-      amount = facing + round(fraction * pot_after_call)
+      amount = facing + _round(fraction * pot_after_call)
     amount = max(amount, lowest)
-    # Left behind once called, against the pot then: below the threshold, go all-in.
-    pot_if_called = pot + (amount - state.round_bet[player]) + (amount - state.round_bet[other])
-    if amount >= all_in_to or all_in_to - amount <= config.force_all_in * pot_if_called:
+    # Left behind once called, against the pot then: at or below the threshold, go all-in.
+    pot_if_called = pot_after_call + 2 * (amount - facing)
+    if amount >= all_in_to or all_in_to - amount <= _round(config.force_all_in * pot_if_called):
       amount = all_in_to
     amounts.add(amount)
-  return [
-    (f'{"all-in" if a == all_in_to else ("raise" if facing else "bet")} {a}', a) for a in sorted(amounts)
-  ]
+  if config.add_all_in and all_in_to - facing <= _round(config.add_all_in * pot_after_call):
+    amounts.add(all_in_to)
+  kept = _merged(sorted(amounts), facing, pot_after_call, config.merge) if config.merge else sorted(amounts)
+  return [(f'{"all-in" if a == all_in_to else ("raise" if facing else "bet")} {a}', a) for a in kept]
+
+
+def _round(x: float) -> int:
+  """Half up, as postflop-solver's (Rust's) `round` rounds the positive amounts here."""
+  return math.floor(x + 0.5)
+
+
+def _merged(amounts: list[int], facing: int, pot: int, threshold: float) -> list[int]:
+  """`amounts` (ascending) less those close to a larger kept one, postflop-solver's rule: from the
+  largest down, keep an amount whose size y (increment over `facing`, in pots) satisfies
+  y < (x - threshold) / (1 + threshold) for x the last kept size."""
+  kept, last = [], None
+  for amount in reversed(amounts):
+    size = (amount - facing) / pot
+    if last is None or size < (last - threshold) / (1 + threshold) * (1 - 1e-12):
+      kept.append(amount)
+      last = size
+  return kept[::-1]
 
 
 def _actions(config: TreeConfig, state: _Round) -> list[tuple[str, str, int]]:
@@ -423,3 +456,32 @@ def describe(config: TreeConfig) -> dict:
     'depth': len(levels(nodes)),
     'max_actions': max(len(n.children) for n in nodes if n.kind == DECISION),
   }
+
+
+def betting_lines(config: TreeConfig) -> list[str]:
+  """The betting tree, one decision node a line in depth-first order: the line of actions that
+  leads to it, ':' and its actions (X check, C call, F fold, B<n> bet, R<n> raise, A<n> all-in, n
+  the chips the player has put in this round after it). Chance nodes are left out, as the betting
+  after every card is the same: this is postflop-solver's action tree, printed by
+  `experiments/postflop_solver_peer` (`print-tree`) in the same form."""
+  nodes = build(dataclasses.replace(config, deck_size=BOARD_SIZE[3]))  # one card a chance node
+  letters = {'check': 'X', 'call': 'C', 'fold': 'F', 'bet': 'B', 'raise': 'R', 'all-in': 'A'}
+
+  def token(label: str) -> str:
+    kind, *amount = label.split()
+    return letters[kind] + ''.join(amount)
+
+  lines = []
+
+  def walk(index: int, path: list[str]) -> None:
+    node = nodes[index]
+    if node.kind == CHANCE:
+      walk(node.children[0], path)
+    elif node.kind == DECISION:
+      tokens = [token(label) for label in node.labels]
+      lines.append(f'{" ".join(path)}: {" ".join(tokens)}')
+      for child, name in zip(node.children, tokens, strict=True):
+        walk(child, [*path, name])
+
+  walk(0, [])
+  return lines
