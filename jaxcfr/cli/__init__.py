@@ -4,6 +4,7 @@
     jaxcfr solve GAME [--algorithm A] [--iterations N] [--seconds S] [hyper-parameter flags] ...
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
     jaxcfr subgame --board B --pot P --stack S --oop-range R --ip-range R [...]  (one hold'em spot)
+    jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH]  (a saved strategy's range grid)
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
     jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]
@@ -78,6 +79,12 @@ def _commands() -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+  argv = sys.argv[1:] if argv is None else list(argv)
+  if argv[:2] == ['subgame', 'show']:  # a saved strategy's grid: no spot flags, no JAX
+    try:
+      return subgame.show(argv[2:])
+    except (UsageError, outputs.OutputError) as error:
+      return common.fail(error)
   args = build_parser().parse_args(argv)
   try:
     if args.command not in ('games', 'abstract'):

@@ -16,7 +16,8 @@ from jaxcfr.poker import defaults
 HELP = "solve a heads-up no-limit hold'em spot (flop, turn or river) with ranges"
 DESCRIPTION = (
   "Solve a heads-up no-limit hold'em spot on the public tree: ranges over hole cards, bet sizes as "
-  'postflop solvers write them, exact exploitability in % of the pot. Player OOP acts first.'
+  'postflop solvers write them, exact exploitability in % of the pot. Player OOP acts first. '
+  "A saved strategy's range grid: jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH]."
 )
 
 
@@ -92,7 +93,56 @@ def add_parser(commands) -> None:
   out.add_argument(
     '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
   )
+  _add_grid_options(out)
   common.add_output_options(out)
+
+
+def _add_grid_options(group) -> None:
+  group.add_argument(
+    '--plot', metavar='PNG', help="draw the range grid (13 x 13 hand classes by action) of --node's decision"
+  )
+  group.add_argument(
+    '--node', metavar='PATH',
+    help="the decision for --plot: actions and cards from the root, e.g. 'b120,c,Qh' (x check, c call, "
+    'f fold, bN bet, rN raise, a all-in; default: the root)',
+  )  # fmt: skip
+
+
+def show_parser():
+  """`jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH]`: the grid of a saved strategy."""
+  from jaxcfr.cli import _Parser  # noqa: PLC0415
+
+  parser = _Parser(
+    prog='jaxcfr subgame show',
+    description='Draw the range grid of a strategy `jaxcfr subgame --strategy-out` wrote.',
+  )
+  parser.add_argument('strategy', metavar='STRATEGY.npz')
+  group = parser.add_argument_group('outputs')
+  _add_grid_options(group)
+  group.add_argument('--force', action='store_true', help='replace a file an earlier jaxcfr run wrote')
+  return parser
+
+
+def show(argv: list[str]) -> int:
+  """Runs `jaxcfr subgame show`: reads the strategy, finds the node, draws the grid."""
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+
+  args = show_parser().parse_args(argv)
+  with common.bad_input(ValueError, OSError):
+    if not args.plot:
+      raise ValueError('jaxcfr subgame show: nothing to do; give --plot PNG')
+    outputs.check_file(args.plot, '--plot', force=args.force, suffixes=('.png',))
+    metadata, arrays = solving.load_strategy(args.strategy)
+    _plot(args, metadata, arrays)
+  print(f'grid written to {args.plot}')
+  return 0
+
+
+def _plot(args, metadata, arrays) -> None:
+  from jaxcfr.poker.subgame import grid  # noqa: PLC0415
+
+  row = grid.find_node(metadata['nodes'], args.node)
+  outputs.write_png(args.plot, grid.figure(metadata, arrays, row), force=args.force)
 
 
 def run(args) -> int:
@@ -107,6 +157,9 @@ def run(args) -> int:
   with common.bad_input(ValueError, TrainingError):  # PokerInputError and OutputError are ValueErrors
     common.check_json(args)
     outputs.check_file(args.strategy_out, '--strategy-out', force=args.force, suffixes=('.npz',))
+    outputs.check_file(args.plot, '--plot', force=args.force, suffixes=('.png',))
+    if args.node and not args.plot:
+      raise ValueError('--node names the decision --plot draws; give --plot PNG too')
     spec = solving.SpotSpec(
       args.board, args.pot, args.stack, (args.oop_range, args.ip_range), args.bets, args.raises, args.donk,
       args.raise_cap, args.force_all_in, args.add_all_in, args.merge,
@@ -117,6 +170,13 @@ def run(args) -> int:
       print('\n'.join(tree.betting_lines(spec.config())))
       return 0
     game = spec.build(jnp.dtype(args.dtype), int(args.max_memory * 2**30) or None)
+    if args.plot:  # a --node off the tree fails before the solve
+      from jaxcfr.poker.subgame import grid  # noqa: PLC0415
+
+      info = game.tree.info
+      decisions = [i for i in info.decisions if i >= 0]
+      nodes = [{'line': solving.named_line(game, i), 'actions': info.nodes[i].labels} for i in decisions]
+      grid.find_node(nodes, args.node)
     total = args.iterations or (None if args.seconds else defaults.MAX_ITERATIONS)
     with progress.Progress(total=total, desc=f'{args.algorithm}', unit='it', quiet=args.quiet) as bar:
 
@@ -134,7 +194,10 @@ def run(args) -> int:
   report = solving.report(result, spec)
   _print(result, log)
   save = lambda path: solving.save_strategy(path, result, force=args.force)  # noqa: E731
-  return common.write_outputs(args, report, log, ('strategy', args.strategy_out, save))
+  plot = lambda path: _plot(args, *solving.strategy_arrays(result))  # noqa: E731
+  return common.write_outputs(
+    args, report, log, ('strategy', args.strategy_out, save), ('grid', args.plot, plot)
+  )
 
 
 def _print(result, log) -> None:

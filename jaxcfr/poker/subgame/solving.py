@@ -244,15 +244,19 @@ def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> N
   `hands` [H, 2] card ids, `ranges` [2, H], and `metadata` (JSON: for each decision row its player,
   line of actions and action labels; the board and pot). Written atomically; never over a file
   jaxcfr did not write."""
+  metadata, arrays = strategy_arrays(result)
+  arrays = {**arrays, 'metadata': np.frombuffer(json.dumps(metadata).encode(), np.uint8)}
+  outputs.write_file(
+    path, lambda file: np.savez_compressed(file, **arrays), force=force, what='--strategy-out'
+  )
+
+
+def strategy_arrays(result: SubgameResult) -> tuple[dict, dict]:
+  """(metadata, arrays) of the strategy as `save_strategy` writes them and `load_strategy` reads them."""
   game = result.game
   info = game.tree.info
-  remaining = [cards.card_text(int(c)) for c in np.asarray(game.spot.remaining)]
   rows = [r for r, i in enumerate(info.decisions) if i >= 0]  # without the padding rows
   width = max(len(info.nodes[info.decisions[r]].labels) for r in rows)
-
-  def named(label: str) -> str:
-    return f'deal {remaining[int(label.split()[1])]}' if label.startswith('deal ') else label
-
   metadata = {
     'format': STRATEGY_FORMAT,
     'board': [cards.card_text(int(c)) for c in np.asarray(game.spot.board)],
@@ -264,7 +268,7 @@ def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> N
     'nodes': [
       {
         'player': ('oop', 'ip')[info.nodes[i].player],
-        'line': [named(label) for label in info.line(i)],
+        'line': named_line(game, i),
         'actions': list(info.nodes[i].labels),
       }
       for i in (info.decisions[r] for r in rows)
@@ -274,18 +278,31 @@ def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> N
     'probabilities': np.asarray(result.policy, np.float32)[rows, :width],
     'hands': np.asarray(game.spot.hands),
     'ranges': np.asarray(game.spot.ranges, np.float32),
-    'metadata': np.frombuffer(json.dumps(metadata).encode(), np.uint8),
   }
-  outputs.write_file(
-    path, lambda file: np.savez_compressed(file, **arrays), force=force, what='--strategy-out'
-  )
+  return metadata, arrays
+
+
+def named_line(game: subgame.Subgame, node: int) -> list[str]:
+  """The labels from the root to `node`, the dealt cards by name ('deal Qh')."""
+  remaining = np.asarray(game.spot.remaining)
+
+  def named(label: str) -> str:
+    if not label.startswith('deal '):
+      return label
+    return f'deal {cards.card_text(int(remaining[int(label.split()[1])]))}'
+
+  return [named(label) for label in game.tree.info.line(node)]
 
 
 def load_strategy(path: str) -> tuple[dict, dict]:
   """(metadata, arrays) of a file `save_strategy` wrote."""
-  with np.load(path) as archive:
-    arrays = {name: archive[name] for name in archive.files}
-  metadata = json.loads(arrays.pop('metadata').tobytes())
+  try:
+    with np.load(path) as archive:
+      arrays = {name: archive[name] for name in archive.files}
+    metadata = json.loads(arrays.pop('metadata').tobytes())
+  except (OSError, ValueError, EOFError, KeyError, AttributeError) as error:
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else 'not an .npz jaxcfr wrote'
+    raise ValueError(f'{path!r} is not a subgame strategy written by jaxcfr ({reason})') from None
   if metadata.get('format') != STRATEGY_FORMAT:
     raise ValueError(f'{path!r} is not a subgame strategy written by jaxcfr')
   return metadata, arrays
