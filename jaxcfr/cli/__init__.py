@@ -4,7 +4,7 @@
     jaxcfr solve GAME [--algorithm A] [--iterations N] [--seconds S] [hyper-parameter flags] ...
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
     jaxcfr subgame --board B --pot P --stack S --oop-range R --ip-range R [...]  (one hold'em spot)
-    jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH]  (a saved strategy's range grid)
+    jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH] | --html FILE.html  (a saved strategy)
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
     jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]

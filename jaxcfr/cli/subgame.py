@@ -17,7 +17,8 @@ HELP = "solve a heads-up no-limit hold'em spot (flop, turn or river) with ranges
 DESCRIPTION = (
   "Solve a heads-up no-limit hold'em spot on the public tree: ranges over hole cards, bet sizes as "
   'postflop solvers write them, exact exploitability in % of the pot. Player OOP acts first. '
-  "A saved strategy's range grid: jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH]."
+  "A saved strategy's grid or explorer: jaxcfr subgame show STRATEGY.npz "
+  '(--plot PNG [--node PATH] | --html FILE.html).'
 )
 
 
@@ -102,6 +103,12 @@ def _add_grid_options(group) -> None:
     '--plot', metavar='PNG', help="draw the range grid (13 x 13 hand classes by action) of --node's decision"
   )
   group.add_argument(
+    '--html',
+    metavar='FILE.html',
+    help='write a tree explorer: one self-contained page to click through actions and cards, with each '
+    "decision's grid and action frequencies",
+  )
+  group.add_argument(
     '--node', metavar='PATH',
     help="the decision for --plot: actions and cards from the root, e.g. 'b120,c,Qh' (x check, c call, "
     'f fold, bN bet, rN raise, a all-in; default: the root)',
@@ -109,12 +116,12 @@ def _add_grid_options(group) -> None:
 
 
 def show_parser():
-  """`jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH]`: the grid of a saved strategy."""
+  """`jaxcfr subgame show STRATEGY.npz`: the grid (--plot) or the explorer (--html) of a saved strategy."""
   from jaxcfr.cli import _Parser  # noqa: PLC0415
 
   parser = _Parser(
     prog='jaxcfr subgame show',
-    description='Draw the range grid of a strategy `jaxcfr subgame --strategy-out` wrote.',
+    description='The range grid or the tree explorer of a strategy `jaxcfr subgame --strategy-out` wrote.',
   )
   parser.add_argument('strategy', metavar='STRATEGY.npz')
   group = parser.add_argument_group('outputs')
@@ -129,13 +136,27 @@ def show(argv: list[str]) -> int:
 
   args = show_parser().parse_args(argv)
   with common.bad_input(ValueError, OSError):
-    if not args.plot:
-      raise ValueError('jaxcfr subgame show: nothing to do; give --plot PNG')
+    if not (args.plot or args.html):
+      raise ValueError('jaxcfr subgame show: nothing to do; give --plot PNG or --html FILE.html')
+    if args.node and not args.plot:
+      raise ValueError('--node names the decision --plot draws; give --plot PNG too')
     outputs.check_file(args.plot, '--plot', force=args.force, suffixes=('.png',))
+    outputs.check_file(args.html, '--html', force=args.force, suffixes=('.html',))
     metadata, arrays = solving.load_strategy(args.strategy)
-    _plot(args, metadata, arrays)
-  print(f'grid written to {args.plot}')
+    if args.plot:
+      _plot(args, metadata, arrays)
+      print(f'grid written to {args.plot}')
+  if args.html:
+    _html(args, metadata, arrays)
+    print(f'explorer written to {args.html}')
   return 0
+
+
+def _html(args, metadata, arrays) -> None:
+  from jaxcfr.poker.subgame import explorer  # noqa: PLC0415
+
+  text = explorer.page(metadata, arrays).encode()
+  outputs.write_file(args.html, lambda file: file.write(text), force=args.force, what='--html')
 
 
 def _plot(args, metadata, arrays) -> None:
@@ -158,6 +179,7 @@ def run(args) -> int:
     common.check_json(args)
     outputs.check_file(args.strategy_out, '--strategy-out', force=args.force, suffixes=('.npz',))
     outputs.check_file(args.plot, '--plot', force=args.force, suffixes=('.png',))
+    outputs.check_file(args.html, '--html', force=args.force, suffixes=('.html',))
     if args.node and not args.plot:
       raise ValueError('--node names the decision --plot draws; give --plot PNG too')
     spec = solving.SpotSpec(
@@ -195,9 +217,9 @@ def run(args) -> int:
   _print(result, log)
   save = lambda path: solving.save_strategy(path, result, force=args.force)  # noqa: E731
   plot = lambda path: _plot(args, *solving.strategy_arrays(result))  # noqa: E731
-  return common.write_outputs(
-    args, report, log, ('strategy', args.strategy_out, save), ('grid', args.plot, plot)
-  )
+  page = lambda path: _html(args, *solving.strategy_arrays(result))  # noqa: E731
+  files = ('strategy', args.strategy_out, save), ('grid', args.plot, plot), ('explorer', args.html, page)
+  return common.write_outputs(args, report, log, *files)
 
 
 def _print(result, log) -> None:
