@@ -9,6 +9,9 @@ Imports nothing heavy until it runs.
 
 from __future__ import annotations
 
+import json
+import sys
+
 from jaxcfr import algorithms, outputs
 from jaxcfr.cli import common
 from jaxcfr.poker import defaults
@@ -25,16 +28,18 @@ DESCRIPTION = (
 def add_parser(commands) -> None:
   """Adds the `subgame` subcommand to the `jaxcfr` parser's subcommands."""
   parser = commands.add_parser('subgame', help=HELP, description=DESCRIPTION)
-  spot = parser.add_argument_group('the spot')
-  spot.add_argument('--board', required=True, help="3, 4 or 5 cards, e.g. 'Td9d6hQc3s'")
+  spot = parser.add_argument_group('the spot (each required, unless --spots gives many)')
+  spot.add_argument('--board', help="3, 4 or 5 cards, e.g. 'Td9d6hQc3s'")
+  spot.add_argument('--pot', type=common.positive_count, help='the pot at the start of the street, chips')
+  spot.add_argument('--stack', type=common.positive_count, help='the effective stack behind, chips')
+  spot.add_argument('--oop-range', help="e.g. '66+,A8s+,A5s-A4s,AJo+,KQo,QTs+:0.5'")
+  spot.add_argument('--ip-range', help='the in-position range')
   spot.add_argument(
-    '--pot', required=True, type=common.positive_count, help='the pot at the start of the street, chips'
-  )
-  spot.add_argument(
-    '--stack', required=True, type=common.positive_count, help='the effective stack behind, chips'
-  )
-  spot.add_argument('--oop-range', required=True, help="e.g. '66+,A8s+,A5s-A4s,AJo+,KQo,QTs+:0.5'")
-  spot.add_argument('--ip-range', required=True, help='the in-position range')
+    '--spots', metavar='FILE',
+    help='solve many spots in one process: JSON lines, one spot each (board, pot, stack, oop_range, '
+    'ip_range; optional bets, raises, donk, raise_cap, force_all_in, add_all_in, merge, else the flags); '
+    'one JSON result line per spot to --json (default stdout) as each finishes',
+  )  # fmt: skip
   sizes = parser.add_argument_group('bet sizes (the same on every street)')
   sizes.add_argument(
     '--bets', default=defaults.BETS, help=f"first bets (default '{defaults.BETS.replace('%', '%%')}')"
@@ -175,6 +180,11 @@ def run(args) -> int:
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
   log = common.log_stream(args)
+  if args.spots:
+    return _run_spots(args, log)
+  missing = [flag for flag in SPOT_FLAGS if getattr(args, flag[2:].replace('-', '_')) is None]
+  if missing:
+    raise common.UsageError(f'the following arguments are required: {", ".join(missing)} (or --spots FILE)')
   with common.bad_input(ValueError, TrainingError):  # PokerInputError and OutputError are ValueErrors
     common.check_json(args)
     outputs.check_file(args.strategy_out, '--strategy-out', force=args.force, suffixes=('.npz',))
@@ -220,6 +230,105 @@ def run(args) -> int:
   page = lambda path: _html(args, *solving.strategy_arrays(result))  # noqa: E731
   files = ('strategy', args.strategy_out, save), ('grid', args.plot, plot), ('explorer', args.html, page)
   return common.write_outputs(args, report, log, *files)
+
+
+SPOT_FLAGS = ('--board', '--pot', '--stack', '--oop-range', '--ip-range')
+SPOT_KEYS = {
+  'board': str, 'pot': int, 'stack': int, 'oop_range': str, 'ip_range': str, 'bets': str, 'raises': str,
+  'donk': str, 'raise_cap': int, 'force_all_in': float, 'add_all_in': float, 'merge': float,
+}  # fmt: skip
+
+
+def _spot(line: str, args):
+  """The `SpotSpec` of one JSON line; `ValueError` with what is wrong."""
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+
+  try:
+    item = json.loads(line)
+  except json.JSONDecodeError as error:
+    raise ValueError(f'not JSON ({error.msg})') from None
+  if not isinstance(item, dict):
+    raise ValueError('a spot is a JSON object')
+  unknown = sorted(set(item) - set(SPOT_KEYS))
+  if unknown:
+    raise ValueError(f'unknown keys {", ".join(unknown)} (a spot has {", ".join(SPOT_KEYS)})')
+  missing = [key for key in ('board', 'pot', 'stack', 'oop_range', 'ip_range') if key not in item]
+  if missing:
+    raise ValueError(f'missing {", ".join(missing)}')
+  values = {}
+  for key, kind in SPOT_KEYS.items():
+    value = item.get(key, getattr(args, key, None))
+    if value is not None and key in item:
+      if kind is int and not (isinstance(value, int) and not isinstance(value, bool)):
+        raise ValueError(f'{key} must be a whole number, got {value!r}')
+      if kind is float and not isinstance(value, int | float):
+        raise ValueError(f'{key} must be a number, got {value!r}')
+      if kind is str and not isinstance(value, str):
+        raise ValueError(f'{key} must be a string, got {value!r}')
+    values[key] = value
+  spec = solving.SpotSpec(
+    values['board'], values['pot'], values['stack'], (values['oop_range'], values['ip_range']),
+    values['bets'], values['raises'], values['donk'], values['raise_cap'], values['force_all_in'],
+    values['add_all_in'], values['merge'],
+  )  # fmt: skip
+  spec.config()  # the sizes and the board, checked now
+  return spec
+
+
+def _run_spots(args, log) -> int:
+  """`--spots FILE`: every line's spot solved in this process, one JSON line each as it finishes (to
+  --json, else stdout); a bad line is reported with its number and the rest still solve. Exit status
+  2 if any line was bad, else 0."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+  from jaxcfr.training import TrainingError  # noqa: PLC0415
+
+  single = [flag for flag in (*SPOT_FLAGS, '--strategy-out', '--plot', '--html', '--node')
+            if getattr(args, flag[2:].replace('-', '_')) is not None]  # fmt: skip
+  if single:
+    raise common.UsageError(f'--spots takes each spot from its file; drop {", ".join(single)}')
+  try:
+    with open(args.spots, encoding='utf-8') as file:
+      lines = file.read().splitlines()
+  except (OSError, UnicodeDecodeError) as error:
+    reason = getattr(error, 'strerror', None) or error
+    raise common.UsageError(f'--spots {args.spots!r}: cannot read it ({reason})') from None
+  to_stdout = args.json in (None, '-')
+  with common.bad_input(ValueError):
+    if not to_stdout:
+      outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json', '.jsonl'))
+  dtype = jnp.dtype(args.dtype)
+  results, bad = [], 0
+  for number, line in enumerate(lines, 1):
+    if not line.strip():
+      continue
+    try:
+      spec = _spot(line, args)
+      game = spec.build(dtype, int(args.max_memory * 2**30) or None)
+      result = solving.solve(
+        game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
+        seconds=args.seconds, eval_every=args.eval_every, dtype=dtype,
+      )  # fmt: skip
+    except (ValueError, TrainingError) as error:
+      bad += 1
+      print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
+      continue
+    report = {'line': number, **solving.report(result, spec)}
+    report.pop('curve')
+    results.append(json.dumps(report))
+    if to_stdout:
+      print(results[-1], flush=True)
+    print(
+      f'line {number}: {result.iterations} iterations, exploitability {result.exploitability_pct:.3f}% '
+      f'of the pot, EV OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f}',
+      file=log if not to_stdout else sys.stderr,
+    )
+  if not to_stdout:
+    text = ''.join(f'{line}\n' for line in results).encode()
+    outputs.write_file(args.json, lambda file: file.write(text), force=args.force, what='--json')
+    print(f'{len(results)} spots written to {args.json}', file=log)
+  return 2 if bad else 0
 
 
 def _print(result, log) -> None:

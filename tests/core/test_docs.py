@@ -301,7 +301,7 @@ def test_an_unknown_flag_fails():
   with pytest.raises(AssertionError, match='does not parse'):
     parse_command(first)
   with pytest.raises(AssertionError, match='does not parse'):
-    parse_command(['subgame', '--board', 'Td9d6h'])  # the required options missing
+    parse_command(['blueprint', 'train', '--seconds', '5'])  # the required --out missing
 
 
 def test_a_dangling_link_fails(tmp_path):
