@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
   argv = sys.argv[1:] if argv is None else list(argv)
   if argv[:2] == ['subgame', 'show']:  # a saved strategy's grid: no spot flags, no JAX
     try:
-      return subgame.show(argv[2:])
+      return subgame.show(argv[2:], _Parser)
     except (UsageError, outputs.OutputError) as error:
       return common.fail(error)
   args = build_parser().parse_args(argv)

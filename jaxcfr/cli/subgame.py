@@ -120,11 +120,10 @@ def _add_grid_options(group) -> None:
   )  # fmt: skip
 
 
-def show_parser():
-  """`jaxcfr subgame show STRATEGY.npz`: the grid (--plot) or the explorer (--html) of a saved strategy."""
-  from jaxcfr.cli import _Parser  # noqa: PLC0415
-
-  parser = _Parser(
+def show_parser(parser_class):
+  """`jaxcfr subgame show STRATEGY.npz`: the grid (--plot) or the explorer (--html) of a saved strategy;
+  `parser_class` is the command line's parser (one error line)."""
+  parser = parser_class(
     prog='jaxcfr subgame show',
     description='The range grid or the tree explorer of a strategy `jaxcfr subgame --strategy-out` wrote.',
   )
@@ -135,11 +134,11 @@ def show_parser():
   return parser
 
 
-def show(argv: list[str]) -> int:
-  """Runs `jaxcfr subgame show`: reads the strategy, finds the node, draws the grid."""
+def show(argv: list[str], parser_class) -> int:
+  """Runs `jaxcfr subgame show`: reads the strategy, then draws the grid or writes the explorer."""
   from jaxcfr.poker.subgame import solving  # noqa: PLC0415
 
-  args = show_parser().parse_args(argv)
+  args = show_parser(parser_class).parse_args(argv)
   with common.bad_input(ValueError, OSError):
     if not (args.plot or args.html):
       raise ValueError('jaxcfr subgame show: nothing to do; give --plot PNG or --html FILE.html')

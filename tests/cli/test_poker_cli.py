@@ -16,9 +16,14 @@ SPOT = (
 
 
 def test_a_river_spot_reaches_its_target_and_writes_json_and_strategy(tmp_path):
-  strategy = tmp_path / 'strategy.npz'
-  code, out, err = run_cli(*SPOT, '--target', '0.5', '--json', '-', '--strategy-out', str(strategy))
+  strategy, png, page = tmp_path / 'strategy.npz', tmp_path / 'grid.png', tmp_path / 'spot.html'
+  code, out, err = run_cli(
+    *SPOT, '--target', '0.5', '--json', '-', '--strategy-out', str(strategy), '--plot', str(png),
+    '--node', 'b120', '--html', str(page),
+  )  # fmt: skip
   assert code == 0, err
+  assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and png.stat().st_size > 10_000
+  assert '"path":["b120"]' in page.read_text()
   report = json.loads(out)  # nothing else on stdout
   assert report['exploitability_pct'] <= 0.5
   assert report['exploitability_pct'] == pytest.approx(100 * report['exploitability'] / 200)

@@ -212,12 +212,13 @@ def test_the_subgame_of_a_real_state_has_its_pot_stacks_actor_and_facing_bet():
 
 
 def test_a_river_start_facing_an_off_tree_bet_offers_the_real_raises():
+  # 2.5 x 437 = 1092.5: amounts round half up, as postflop-solver's do.
   config = tree.TreeConfig(
     3, 400, 9800, (tree.street_sizes('50%', '2.5x,a'),) * 3,
     start=tree.RoundStart((437, 0), 1, 1, 437, (True, False)), min_increment=100,
   )  # fmt: skip
   assert tree.root_actions(config) == [
-    ('fold', 'fold', 0), ('call', 'call', 437), ('bet', 'raise 1092', 1092), ('bet', 'all-in 9800', 9800)
+    ('fold', 'fold', 0), ('call', 'call', 437), ('bet', 'raise 1093', 1093), ('bet', 'all-in 9800', 9800)
   ]  # fmt: skip
   nodes = tree.build(config)
   called = nodes[nodes[0].children[1]]

@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 from cli_runner import run_cli
-from test_grid import _strategy
+from test_grid import _strategy, write_strategy
 
 from jaxcfr.poker.subgame import explorer, grid
 
@@ -46,14 +46,11 @@ def test_the_page_holds_every_decisions_grid():
 
 @pytest.fixture(scope='module')
 def page_file(tmp_path_factory):
-  """A solved river spot's explorer, written by the command."""
+  """The made-up strategy's explorer, written by `jaxcfr subgame show --html`."""
   folder = tmp_path_factory.mktemp('explorer')
-  html = folder / 'spot.html'
-  code, out, err = run_cli(
-    'subgame', '--board', 'Td9d6hQc3s', '--pot', '200', '--stack', '900', '--oop-range', 'QQ+,AK,JTs',
-    '--ip-range', 'JJ+,AQ+,98s', '--bets', '50%', '--raises', '', '--iterations', '30', '--quiet',
-    '--html', str(html),
-  )  # fmt: skip
+  strategy, html = folder / 'strategy.npz', folder / 'spot.html'
+  write_strategy(strategy)
+  code, out, err = run_cli('subgame', 'show', str(strategy), '--html', str(html))
   assert code == 0, err
   return html
 
@@ -80,11 +77,15 @@ def test_the_page_in_a_browser(page_file):
     cell = driver.find_element(By.ID, 'cell-AA')
     before = cell.get_attribute('innerHTML')
     assert 'linear-gradient' in before  # AA is in OOP's range: a filled cell
-    driver.find_element(By.ID, 'action-b100').click()
+    driver.find_element(By.ID, 'action-b120').click()
     assert driver.find_element(By.ID, 'where').text == 'IP to act'
     after = driver.find_element(By.ID, 'cell-AA').get_attribute('innerHTML')
     assert after != before
-    assert driver.find_element(By.ID, 'action-c').get_attribute('disabled')  # a river call ends the hand
+    assert driver.find_element(By.ID, 'action-f').get_attribute('disabled')  # a fold ends the hand
+    driver.find_element(By.ID, 'action-c').click()  # the river card comes next
+    assert driver.find_element(By.ID, 'where').text == 'deal a card:'
+    driver.find_element(By.ID, 'card-3s').click()
+    assert driver.find_element(By.ID, 'where').text == 'OOP to act'
     driver.find_element(By.ID, 'back-root').click()
     assert driver.find_element(By.ID, 'cell-AA').get_attribute('innerHTML') == before
     image = matplotlib.image.imread(io.BytesIO(driver.get_screenshot_as_png()), format='png')

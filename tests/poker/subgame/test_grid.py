@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from cli_runner import run_cli
 
 from jaxcfr.poker.rules import cards
 from jaxcfr.poker.rules.cards import PokerInputError
-from jaxcfr.poker.subgame import grid
+from jaxcfr.poker.subgame import grid, solving
 
 RANK = {r: i for i, r in enumerate(cards.RANKS)}
 
@@ -90,20 +92,19 @@ def test_all_in_and_case_are_forgiven():
   assert grid.find_node(metadata['nodes'], '') == 0
 
 
-SPOT = (
-  'subgame', '--board', 'Td9d6hQc3s', '--pot', '200', '--stack', '900', '--oop-range', 'QQ+,AK',
-  '--ip-range', 'JJ+,AQ+', '--bets', '50%', '--raises', '', '--iterations', '20', '--quiet',
-)  # fmt: skip
+def write_strategy(path):
+  """The made-up strategy as a file `jaxcfr subgame --strategy-out` would write (no solve)."""
+  metadata, arrays = _strategy()
+  metadata = {**metadata, 'format': solving.STRATEGY_FORMAT, 'stack': 900, 'exploitability_pct': 1.0}
+  np.savez_compressed(path, **arrays, metadata=np.frombuffer(json.dumps(metadata).encode(), np.uint8))
 
 
-def test_the_commands_draw_the_grid(tmp_path):
-  png, strategy, again = tmp_path / 'grid.png', tmp_path / 'strategy.npz', tmp_path / 'again.png'
-  code, out, err = run_cli(*SPOT, '--plot', str(png), '--strategy-out', str(strategy))
+def test_show_draws_a_saved_strategys_grid(tmp_path):
+  strategy, png = tmp_path / 'strategy.npz', tmp_path / 'grid.png'
+  write_strategy(strategy)
+  code, out, err = run_cli('subgame', 'show', str(strategy), '--node', 'b120,c,3s', '--plot', str(png))
   assert code == 0, err
-  assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
-  code, out, err = run_cli('subgame', 'show', str(strategy), '--node', 'b100', '--plot', str(again))
-  assert code == 0, err
-  assert again.stat().st_size > 10_000
+  assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and png.stat().st_size > 10_000
   no = tmp_path / 'no.png'
   code, out, err = run_cli('subgame', 'show', str(strategy), '--node', 'b7', '--plot', str(no))
   assert code == 2 and 'Traceback' not in err and "no 'b7'" in err
@@ -111,6 +112,10 @@ def test_the_commands_draw_the_grid(tmp_path):
 
 
 def test_a_bad_node_fails_before_the_solve(tmp_path):
-  code, out, err = run_cli(*SPOT, '--node', 'r5', '--plot', str(tmp_path / 'grid.png'))
+  code, out, err = run_cli(
+    'subgame', '--board', 'Td9d6hQc3s', '--pot', '200', '--stack', '900', '--oop-range', 'QQ+,AK',
+    '--ip-range', 'JJ+,AQ+', '--bets', '50%', '--raises', '', '--node', 'r5',
+    '--plot', str(tmp_path / 'g.png'),
+  )  # fmt: skip
   assert code == 2 and "no 'r5'" in err and 'Traceback' not in err
   assert not list(tmp_path.iterdir())
