@@ -53,7 +53,7 @@ def add_parser(commands) -> None:
   )
   sizes.add_argument(
     '--force-all-in', type=common.non_negative_number, default=defaults.FORCE_ALL_IN, metavar='F',
-    help='a bet leaving less than F times the pot behind is an all-in (default 0.15)',
+    help='a bet leaving at most F times the pot (once called) behind is an all-in (default 0.15)',
   )  # fmt: skip
   sizes.add_argument(
     '--add-all-in', type=common.non_negative_number, default=0.0, metavar='T',
