@@ -224,9 +224,11 @@ def run(args) -> int:
       )  # fmt: skip
   report = solving.report(result, spec)
   _print(result, log)
-  save = lambda path: solving.save_strategy(path, result, force=args.force)  # noqa: E731
-  plot = lambda path: _plot(args, *solving.strategy_arrays(result))  # noqa: E731
-  page = lambda path: _html(args, *solving.strategy_arrays(result))  # noqa: E731
+  wanted = args.strategy_out or args.plot or args.html
+  strategy = solving.strategy_arrays(result) if wanted else None  # (metadata, arrays), once for all three
+  save = lambda path: solving.write_strategy(path, *strategy, force=args.force)  # noqa: E731
+  plot = lambda path: _plot(args, *strategy)  # noqa: E731
+  page = lambda path: _html(args, *strategy)  # noqa: E731
   files = ('strategy', args.strategy_out, save), ('grid', args.plot, plot), ('explorer', args.html, page)
   return common.write_outputs(args, report, log, *files)
 
@@ -251,7 +253,7 @@ def _spot(line: str, args):
   unknown = sorted(set(item) - set(SPOT_KEYS))
   if unknown:
     raise ValueError(f'unknown keys {", ".join(unknown)} (a spot has {", ".join(SPOT_KEYS)})')
-  missing = [key for key in ('board', 'pot', 'stack', 'oop_range', 'ip_range') if key not in item]
+  missing = [key for key in (flag[2:].replace('-', '_') for flag in SPOT_FLAGS) if key not in item]
   if missing:
     raise ValueError(f'missing {", ".join(missing)}')
   values = {}

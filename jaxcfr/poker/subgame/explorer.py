@@ -24,23 +24,23 @@ MAX_NODES = 4000
 
 def data(metadata: dict, arrays: dict) -> dict:
   """What the page holds: per decision node its player, path of tokens, actions, overall action
-  frequencies and the grid (height share and action mix per cell)."""
+  frequencies, colours (the picture's) and the grid (height share and action mix per cell)."""
   nodes = metadata['nodes']
   order = sorted(range(len(nodes)), key=lambda row: len(nodes[row]['line']))[:MAX_NODES]
+  rows = grid.line_rows(nodes)
   out = []
   for row in order:
     node = nodes[row]
-    total, mix, actions, combos = grid.cells(metadata, arrays, row)
-    with np.errstate(invalid='ignore', divide='ignore'):
-      share = np.where(combos > 0, np.minimum(total / np.maximum(combos, 1), 1.0), -1.0)  # -1: no combos
-    overall = (mix * total[..., None]).sum((0, 1)) / max(total.sum(), 1e-300)
+    total, mix, actions, combos = grid.cells(metadata, arrays, row, rows)
+    share = np.where(combos > 0, grid.heights(total, combos), -1.0)  # -1: no combos
     out.append(
       {
         'player': node['player'],
         'path': [grid.token(label) for label in node['line']],
         'actions': actions,
         'tokens': [grid.token(label) for label in actions],
-        'overall': np.round(overall, 3).tolist(),
+        'colours': grid.colours(actions),
+        'overall': np.round(grid.frequencies(total, mix), 3).tolist(),
         'share': np.round(share, 3).tolist(),
         'mix': np.round(mix, 3).tolist(),
       }
@@ -88,14 +88,6 @@ button:disabled { cursor: default; opacity: 0.5; }
 const DATA = JSON.parse(document.getElementById('data').textContent);
 const byPath = new Map(DATA.nodes.map((node, i) => [node.path.join(','), i]));
 let path = [];
-function colour(action, actions) {
-  const kind = action.split(' ')[0];
-  if (kind === 'fold') return '#4a7bd0';
-  if (kind === 'check' || kind === 'call') return '#5bb55b';
-  const aggressive = actions.filter(a => !['fold', 'check', 'call'].includes(a.split(' ')[0]));
-  const t = aggressive.length > 1 ? aggressive.indexOf(action) / (aggressive.length - 1) : 0.5;
-  return `rgb(${Math.round(250 - 110 * t)}, ${Math.round(160 - 150 * t)}, ${Math.round(110 - 100 * t)})`;
-}
 function following(prefix) {  // the tokens after `prefix` on the way to some decision
   const key = prefix.join(','), out = new Set();
   for (const node of DATA.nodes) {
@@ -135,7 +127,7 @@ function render() {
       fill.style.height = (100 * share) + '%';
       let at = 0; const stops = [];
       node.mix[r][c].forEach((p, a) => {
-        const col = colour(node.actions[a], node.actions);
+        const col = node.colours[a];
         stops.push(`${col} ${100 * at}%`, `${col} ${100 * (at + p)}%`); at += p;
       });
       fill.style.background = `linear-gradient(to right, ${stops.join(', ')})`;
@@ -150,7 +142,7 @@ function render() {
   node.actions.forEach((action, a) => {
     const f = document.createElement('span'); f.className = 'freq';
     const sw = document.createElement('span'); sw.className = 'swatch';
-    sw.style.background = colour(action, node.actions);
+    sw.style.background = node.colours[a];
     f.append(sw, `${action} ${(100 * node.overall[a]).toFixed(1)}%`); actions.append(f);
     const b = button(action, () => go([...path, node.tokens[a]]), 'action-' + node.tokens[a]);
     b.disabled = !after.has(node.tokens[a]);

@@ -18,15 +18,12 @@ import numpy as np
 
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
+from jaxcfr.poker.subgame import tree
 
 
 def token(label: str) -> str:
   """An action or deal label as a node path writes it: 'x', 'c', 'f', 'b120', 'r300', 'a900', 'Qh'."""
-  kind, *rest = label.split()
-  if kind == 'deal':
-    return rest[0]
-  letter = {'check': 'x', 'call': 'c', 'fold': 'f', 'bet': 'b', 'raise': 'r', 'all-in': 'a'}[kind]
-  return letter + ''.join(rest)
+  return label.split()[1] if label.startswith('deal ') else tree.action_token(label)
 
 
 def find_node(nodes: list[dict], path: str | None) -> int:
@@ -56,14 +53,20 @@ def find_node(nodes: list[dict], path: str | None) -> int:
   return lines[line]
 
 
-def reach(metadata: dict, arrays: dict, row: int) -> np.ndarray:
-  """The acting player's range at decision `row`, `[H]`."""
+def line_rows(nodes: list[dict]) -> dict[tuple[str, ...], int]:
+  """{line of labels: row} of the decision nodes."""
+  return {tuple(node['line']): row for row, node in enumerate(nodes)}
+
+
+def reach(metadata: dict, arrays: dict, row: int, rows: dict | None = None) -> np.ndarray:
+  """The acting player's range at decision `row`, `[H]` (`rows`: `line_rows` of the nodes, where a
+  caller has it)."""
   nodes = metadata['nodes']
   node = nodes[row]
   player = 0 if node['player'] == 'oop' else 1
   weights = np.asarray(arrays['ranges'][player], np.float64).copy()
   hands = np.asarray(arrays['hands'])
-  rows = {tuple(n['line']): r for r, n in enumerate(nodes)}
+  rows = line_rows(nodes) if rows is None else rows
   line = node['line']
   for depth, label in enumerate(line):
     if label.startswith('deal '):
@@ -77,12 +80,14 @@ def reach(metadata: dict, arrays: dict, row: int) -> np.ndarray:
   return weights
 
 
-def cells(metadata: dict, arrays: dict, row: int) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+def cells(
+  metadata: dict, arrays: dict, row: int, rows: dict | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
   """(weights `[13, 13]` of each class in the range at the node, action mix `[13, 13, A]` of each
   class weighted by it (0 where the class has no weight), the node's action labels, and the combos
   of each class the board leaves `[13, 13]`); row and column 0 are the aces."""
   actions = metadata['nodes'][row]['actions']
-  weights = reach(metadata, arrays, row)
+  weights = reach(metadata, arrays, row, rows)
   classes = ranges.class_of_hands(np.asarray(arrays['hands']))
   # Class 13 * i + j: suited with ranks i > j, offsuit with i < j; aces first puts suited classes
   # above the diagonal and offsuit ones below.
@@ -99,14 +104,26 @@ def cells(metadata: dict, arrays: dict, row: int) -> tuple[np.ndarray, np.ndarra
   return total, mix, list(actions), combos
 
 
+def heights(total: np.ndarray, combos: np.ndarray) -> np.ndarray:
+  """`[13, 13]` the share of each class's combos in the range (0 where the board leaves none)."""
+  return np.where(combos > 0, np.minimum(total / np.maximum(combos, 1), 1.0), 0.0)
+
+
+def frequencies(total: np.ndarray, mix: np.ndarray) -> np.ndarray:
+  """`[A]` each action's frequency over the whole range at the node."""
+  return (mix * total[..., None]).sum((0, 1)) / max(total.sum(), 1e-300)
+
+
 def class_name(row: int, col: int) -> str:
   high, low = cards.RANKS[12 - min(row, col)], cards.RANKS[12 - max(row, col)]
   return high * 2 if row == col else high + low + ('s' if row < col else 'o')
 
 
-def _colours(actions: list[str]) -> list:
-  """Fold blue, check and call green, bets and raises from orange to dark red by size."""
+def colours(actions: list[str]) -> list[str]:
+  """Each action's colour ('#rrggbb'), for the picture and the explorer page alike: fold blue, check
+  and call green, bets and raises from orange to dark red by size."""
   import matplotlib  # noqa: PLC0415
+  import matplotlib.colors  # noqa: PLC0415
 
   aggressive = [a for a in actions if a.split()[0] in ('bet', 'raise', 'all-in')]
   reds = matplotlib.colormaps['OrRd'](np.linspace(0.45, 0.95, max(len(aggressive), 1)))
@@ -118,7 +135,7 @@ def _colours(actions: list[str]) -> list:
     elif kind in ('check', 'call'):
       colours.append('#5bb55b')
     else:
-      colours.append(reds[aggressive.index(action)])
+      colours.append(matplotlib.colors.to_hex(reds[aggressive.index(action)]))
   return colours
 
 
@@ -132,16 +149,15 @@ def figure(metadata: dict, arrays: dict, row: int, title: str | None = None):
   from matplotlib.patches import Patch, Rectangle  # noqa: PLC0415
 
   total, mix, actions, combos = cells(metadata, arrays, row)
-  colours = _colours(actions)
+  palette, filled = colours(actions), heights(total, combos)
   fig, axes = plt.subplots(figsize=(8.4, 9.0))
   for r in range(13):
     for c in range(13):
       axes.add_patch(Rectangle((c, 12 - r), 1, 1, facecolor='#e6e6e6', edgecolor='white', lw=1.5))
       if total[r, c] > 0:
-        height = min(total[r, c] / combos[r, c], 1.0)
         left = float(c)
-        for share, colour in zip(mix[r, c], colours, strict=True):
-          axes.add_patch(Rectangle((left, 12 - r), share, height, facecolor=colour, lw=0))
+        for share, colour in zip(mix[r, c], palette, strict=True):
+          axes.add_patch(Rectangle((left, 12 - r), share, filled[r, c], facecolor=colour, lw=0))
           left += share
       axes.text(c + 0.5, 12 - r + 0.5, class_name(r, c), ha='center', va='center', fontsize=8)
   axes.set_xlim(0, 13)
@@ -150,10 +166,9 @@ def figure(metadata: dict, arrays: dict, row: int, title: str | None = None):
   axes.axis('off')
   node = metadata['nodes'][row]
   line = ', '.join(node['line']) or 'the root'
-  overall = (mix * total[..., None]).sum((0, 1)) / max(total.sum(), 1e-300)
   legend = [
     Patch(facecolor=colour, label=f'{action} {100 * share:.0f}%')
-    for action, colour, share in zip(actions, colours, overall, strict=True)
+    for action, colour, share in zip(actions, palette, frequencies(total, mix), strict=True)
   ]
   axes.legend(handles=legend, loc='upper center', bbox_to_anchor=(0.5, 0.0), ncol=min(len(actions), 4))
   board = ' '.join(metadata.get('board', []))

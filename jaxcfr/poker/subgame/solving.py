@@ -244,7 +244,11 @@ def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> N
   `hands` [H, 2] card ids, `ranges` [2, H], and `metadata` (JSON: for each decision row its player,
   line of actions and action labels; the board and pot). Written atomically; never over a file
   jaxcfr did not write."""
-  metadata, arrays = strategy_arrays(result)
+  write_strategy(path, *strategy_arrays(result), force=force)
+
+
+def write_strategy(path: str, metadata: dict, arrays: dict, *, force: bool = False) -> None:
+  """`strategy_arrays`' (metadata, arrays) written as `save_strategy` writes them."""
   arrays = {**arrays, 'metadata': np.frombuffer(json.dumps(metadata).encode(), np.uint8)}
   outputs.write_file(
     path, lambda file: np.savez_compressed(file, **arrays), force=force, what='--strategy-out'

@@ -458,6 +458,16 @@ def describe(config: TreeConfig) -> dict:
   }
 
 
+ACTION_LETTERS = {'check': 'x', 'call': 'c', 'fold': 'f', 'bet': 'b', 'raise': 'r', 'all-in': 'a'}
+
+
+def action_token(label: str) -> str:
+  """An action's label as a short token: 'x' check, 'c' call, 'f' fold, 'b120' bet, 'r300' raise,
+  'a900' all-in (the amount: the chips the player has put in this round after it)."""
+  kind, *amount = label.split()
+  return ACTION_LETTERS[kind] + ''.join(amount)
+
+
 def betting_lines(config: TreeConfig) -> list[str]:
   """The betting tree, one decision node a line in depth-first order: the line of actions that
   leads to it, ':' and its actions (X check, C call, F fold, B<n> bet, R<n> raise, A<n> all-in, n
@@ -465,12 +475,6 @@ def betting_lines(config: TreeConfig) -> list[str]:
   after every card is the same: this is postflop-solver's action tree, printed by
   `experiments/postflop_solver_peer` (`print-tree`) in the same form."""
   nodes = build(dataclasses.replace(config, deck_size=BOARD_SIZE[3]))  # one card a chance node
-  letters = {'check': 'X', 'call': 'C', 'fold': 'F', 'bet': 'B', 'raise': 'R', 'all-in': 'A'}
-
-  def token(label: str) -> str:
-    kind, *amount = label.split()
-    return letters[kind] + ''.join(amount)
-
   lines = []
 
   def walk(index: int, path: list[str]) -> None:
@@ -478,7 +482,7 @@ def betting_lines(config: TreeConfig) -> list[str]:
     if node.kind == CHANCE:
       walk(node.children[0], path)
     elif node.kind == DECISION:
-      tokens = [token(label) for label in node.labels]
+      tokens = [action_token(label).upper() for label in node.labels]
       lines.append(f'{" ".join(path)}: {" ".join(tokens)}')
       for child, name in zip(node.children, tokens, strict=True):
         walk(child, [*path, name])
