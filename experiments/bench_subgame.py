@@ -19,12 +19,14 @@ results name the method used. `experiments/gpu_subgames.sh` runs both on a GPU.
 spots of the benchmark's sizing: river spots with random boards and random ranges, turn spots with
 random boards and full ranges (the subgame solver's default gamma is `defaults.SUBGAME_HYPERPARAMETERS`).
 
-`--peer BINARY` runs postflop-solver (Rust, single-threaded) on the same spots side by side: per
-round its binary (`experiments/postflop_solver_peer`, which says how to build it) solves the spot
-with the library's `solve` loop, then this solver does, alternately, and the figures are the medians
-of the rounds and of the per-round ratios. Two comparisons: the iterations alone (`ratio`: the
-peer's `solve_step`s against our `seconds`, which leave out the checks' exact evaluations and
-count laying out the final policy), and the whole loops with their checks (`ratio_with_checks`).
+`--peer BINARY` runs postflop-solver (Rust, one thread: this solver takes the machine's threads, so
+these are not equal-threads figures; `experiments/bench_threads.py` gives those) on the same spots
+side by side: per round its binary (`experiments/postflop_solver_peer`, which says how to build
+it) solves the spot with the library's `solve` loop, then this solver does, alternately, and the
+figures are the medians of the rounds and of the per-round ratios. Two comparisons: the iterations
+alone (`ratio`: the peer's `solve_step`s against our `seconds`, which leave out the checks' exact
+evaluations and count laying out the final policy), and the whole loops with their checks
+(`ratio_with_checks`).
 
     python experiments/bench_subgame.py --repeats 5 \
       --peer experiments/postflop_solver_peer/target/release/postflop-solver-peer [--skip-turn]
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -123,9 +126,11 @@ def batch(board: str, size: int, iterations: int, algorithm: str, showdown_by: s
 
 
 def run_peer(binary: str, street: str) -> dict:
-  """One solve by the peer's binary: its JSON line (`seconds` with its checks, `iteration_seconds`
-  without, `iterations`, ...)."""
-  out = subprocess.run([binary, street], capture_output=True, text=True, check=True).stdout
+  """One solve by the peer's binary, on one thread (it is built with rayon: `RAYON_NUM_THREADS=1`):
+  its JSON line (`seconds` with its checks, `iteration_seconds` without, `iterations`, ...). Equal
+  threads at 1 and 2: `experiments/bench_threads.py`."""
+  env = {**os.environ, 'RAYON_NUM_THREADS': '1'}
+  out = subprocess.run([binary, street], capture_output=True, text=True, check=True, env=env).stdout
   return json.loads(out.strip().splitlines()[-1])
 
 

@@ -107,6 +107,7 @@ def train(
   evaluate: bool = True,
   warm_up: bool = False,
   max_bytes: int | None = None,
+  policy: bool = True,
 ) -> Result:
   """Runs `solver` on the compiled `game` until `iterations` (a total) or `seconds` of
   solving, whichever comes first, evaluating exact exploitability along the way.
@@ -140,6 +141,9 @@ def train(
       results discarded), so that `jit_seconds` counts XLA's first executions of it, which are
       slower than later ones, and `seconds` the solving alone; for solvers whose iteration is
       cheap (the subgame solvers), where those first executions are a visible share of a solve.
+    policy: False: no average policy is laid out (the result's `policy` is None; the solver's own
+      checks read the state, `Solver.evaluate_average`), for games whose laid-out policy is large
+      beside the state (a flop subgame); the caller makes it from `Result.state` if it wants it.
     max_bytes: a run whose compiled iteration needs more memory (XLA's account,
       `memory.program_bytes`) stops with `MemoryLimitError` once compiled, before any iteration or
       save (None: no limit).
@@ -156,7 +160,9 @@ def train(
   checkpointer, existing = None, []
   if checkpoint_dir is not None:
     checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
-  programs = _compile(game, solver, key, evaluate, warm_up)
+  if not policy and evaluate and solver.evaluate_average is None:
+    raise ValueError('policy=False needs a solver whose checks read its state (Solver.evaluate_average)')
+  programs = _compile(game, solver, key, evaluate, warm_up, policy)
   if max_bytes is not None:
     _check_memory(programs, max_bytes)
   identity = _identity(game, solver, key, seed, checkpointer is not None, identity)
@@ -198,7 +204,7 @@ class _Programs(NamedTuple):
 
   state: Any  # the solver's initial state, sharded like the game
   run_chunk: Callable  # (state, game, n) -> state after n iterations
-  make_policy: Callable  # (state, game) -> the average policy
+  make_policy: Callable | None  # (state, game) -> the average policy; None: none made (`policy`)
   evaluate: Callable | None  # (state, or the average policy, game) -> [1 + P] NashConv and values
   step: Callable | None  # in-chunk checks (`_with_check`): (state, game, n, check) -> (state, [1 + P])
   exact: bool  # the run checks exploitability (`evaluate=True`)
@@ -210,7 +216,7 @@ class _Programs(NamedTuple):
   check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
 
 
-def _compile(game, solver, key, exact: bool, warm_up: bool) -> _Programs:
+def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True) -> _Programs:
   """Compiles the run's programs (see `train`: the chunk, the average policy, the check) and times one
   average policy and one check."""
   jit_start = time.perf_counter()
@@ -232,13 +238,13 @@ def _compile(game, solver, key, exact: bool, warm_up: bool) -> _Programs:
       .lower(state, game, jnp.asarray(1, jnp.int32))
       .compile()
     )
-  make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile()
+  make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile() if policy else None
   if warm_up:  # two calls: the second is still slower than later ones
     for _ in range(2):
       jax.block_until_ready(run_chunk(state, game, np.int32(1)))
   jit_seconds = time.perf_counter() - jit_start
   start = time.perf_counter()
-  policy = jax.block_until_ready(make_policy(state, game))
+  policy = jax.block_until_ready(make_policy(state, game)) if policy else None
   policy_seconds_once = time.perf_counter() - start
   evaluate, evaluation_seconds, check_cost = None, 0.0, 0.0
   if in_chunk:
@@ -533,7 +539,7 @@ class _Run:
   def produce_and_evaluate(self):
     """(the average policy, or None where the check reads the state; its (NashConv, values))."""
     programs = self.programs
-    policy = None if programs.from_state else self.produce_policy()
+    policy = None if programs.from_state or programs.make_policy is None else self.produce_policy()
     start = time.perf_counter()
     if not programs.exact:
       evaluated = (math.nan, [math.nan] * self.game.num_players)
@@ -557,7 +563,7 @@ class _Run:
       self.policy, self.evaluated = self.produce_and_evaluate()
       if self.programs.exact and (not self.curve or self.curve[-1]['iteration'] != self.done):
         self.record(self.evaluated[0])
-    if self.policy is None:  # the checks read the state: the final policy, once
+    if self.policy is None and self.programs.make_policy is not None:  # the checks read the state
       self.policy = self.produce_policy()
     nash_conv, values = self.evaluated
     return Result(

@@ -95,6 +95,11 @@ def add_parser(commands) -> None:
     '--max-memory', type=common.non_negative_number, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
     help=f'refuse a spot needing more memory (default {defaults.MAX_BYTES / 2**30:g} GiB; 0: no limit)',
   )  # fmt: skip
+  run.add_argument(
+    '--compact', action='store_true',
+    help="keep each player's regrets and averages over that player's range alone: less memory, "
+    'slower iterations (a turn or flop spot that fits --max-memory only so gets it anyway)',
+  )  # fmt: skip
   out = parser.add_argument_group('outputs')
   out.add_argument(
     '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
@@ -200,7 +205,8 @@ def run(args) -> int:
 
       print('\n'.join(tree.betting_lines(spec.config())))
       return 0
-    game = spec.build(jnp.dtype(args.dtype), int(args.max_memory * 2**30) or None)
+    arrays = solving.state_arrays(args.algorithm)
+    game = spec.build(jnp.dtype(args.dtype), int(args.max_memory * 2**30) or None, arrays, args.compact)
     if args.plot:  # a --node off the tree fails before the solve
       from jaxcfr.poker.subgame import grid  # noqa: PLC0415
 
@@ -306,7 +312,9 @@ def _run_spots(args, log) -> int:
       continue
     try:
       spec = _spot(line, args)
-      game = spec.build(dtype, int(args.max_memory * 2**30) or None)
+      game = spec.build(
+        dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact
+      )
       result = solving.solve(
         game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
         seconds=args.seconds, eval_every=args.eval_every, dtype=dtype,

@@ -34,7 +34,8 @@ def test_a_river_spot_reaches_its_target_and_writes_json_and_strategy(tmp_path):
   assert report['curve'][-1]['exploitability_pct'] == pytest.approx(report['exploitability_pct'])
   metadata, arrays = solving.load_strategy(str(strategy))
   d, a, h = arrays['probabilities'].shape
-  assert (d, h) == (report['decision_nodes'], 1081) and len(metadata['nodes']) == d
+  assert (d, h) == (report['decision_nodes'], 190) and len(metadata['nodes']) == d  # the ranges' hands
+  assert report['hands'] == 190 and arrays['hands'].shape == (190, 2)
   legal = np.array([[i < len(node['actions']) for i in range(a)] for node in metadata['nodes']])
   sums = arrays['probabilities'].sum(1)
   np.testing.assert_allclose(sums, 1, atol=1e-5)
@@ -87,9 +88,11 @@ def test_an_output_that_is_not_ours_is_refused_before_solving(tmp_path):
 
 
 def test_a_tree_too_large_for_the_memory_limit_is_refused_before_any_array():
-  code, _, err = run_cli(*SPOT, '--max-memory', '0.001')
+  code, _, err = run_cli(*SPOT, '--max-memory', '0.0001')
   assert code == 2
-  assert 'public nodes x 1,081 hands' in err and 'over the limit of 0.0 GiB (--max-memory)' in err
+  # The hands of the two ranges on this river: 190, of which OOP holds 118 and IP 160.
+  assert "public nodes x 190 hands (OOP's 118, IP's 160)" in err, err
+  assert 'over the limit of 0.0 GiB (--max-memory)' in err
 
 
 def test_help_lists_every_option_with_its_default():

@@ -1,16 +1,19 @@
-"""A turn tree in blocks: its river subtrees, one river card at a time.
+"""Turn and flop trees in blocks: the subtrees below each chance card, one card at a time.
 
 A turn tree's river part is the same forest of subtrees under every river card: the turn lines that
 reach the river, each followed by the river's betting, differ from card to card only in the card.
 `Blocks` holds that forest once (`forest`, as a `PublicTree` whose roots are the river roots of one
-card), the turn street above it (`upper`, whose chance nodes are leaves), and the maps between them
-and the whole tree. The solver then runs the river part block by block (`solver.BLOCKS_PER_STEP`
-cards per step): a block's top-down pass, terminal values and bottom-up pass work on arrays of a
-few hundred kilobytes to a few megabytes, which stay in a CPU's caches between the passes, where the
-whole tree's depth-by-depth passes stream tens of megabytes through memory several times an
-iteration. The solver's state is the same numbers, laid out per part: `upper`'s edges per depth
-`[e_d, H]`, then the forest's per depth `[R, e_d, H]` (block b holds river card `block_card[b]`).
-Policies come out in the whole tree's `[D, A, H]` layout (`decision_source`).
+card), the street above it (`upper`, whose chance nodes are leaves), and the maps between them and
+the whole tree. A flop tree nests: its `forest` is the turn part under one turn card, itself a
+`Blocks` (the turn street and its river forest), so the solver runs the turn cards one at a time and,
+inside each, the river cards one at a time. The solver then works block by block
+(`solver.over_blocks`): a block's top-down pass, terminal values and bottom-up pass work on arrays of
+a few hundred kilobytes to a few megabytes, which stay in a CPU's caches between the passes, where
+the whole tree's depth-by-depth passes stream tens of megabytes through memory several times an
+iteration; and on a flop only the solver's state spans the whole tree, the passes' reaches and
+values one block's subtrees. The state is the same numbers, laid out per part: `upper`'s edges per
+depth `[e_d, H]`, then the forest's per depth `[R, e_d, H]` (block b deals `block_card[b]`; nested,
+`[T, R, e_d, H]`). Policies come out in the whole tree's `[D, A, H]` layout (`decision_source`).
 """
 
 from __future__ import annotations
@@ -26,17 +29,31 @@ from jaxcfr.poker.subgame.tree import CHANCE, DECISION, SHOWDOWN
 
 @dataclasses.dataclass(frozen=True)
 class Blocks:
-  """A turn tree's two parts and the maps between them and the whole tree (see the module)."""
+  """A tree's (or a block's) two parts, and the maps between them and the whole tree (see the module).
 
-  upper: object  # PublicTree: the turn street; its chance nodes (in its chance rows' order) are leaves
-  forest: object  # PublicTree: one river card's subtrees, its roots in `root_chance`'s order at depth 0
+  Card and board arrays have the blocks' axes in front: `[R]` at the top; in a nested `forest`
+  (a flop tree's turn part) `[T, R]`, one row per block of the level above."""
+
+  upper: object  # PublicTree: the street above the cards; its chance nodes (chance-row order) are leaves
+  forest: object  # PublicTree or Blocks: one card's subtrees, its roots in `root_chance`'s order at depth 0
   root_chance: jax.Array  # [n_0] int32: the chance row (in `upper`) above each of the forest's roots
   chance_root: jax.Array  # [K] int32: the forest root below each chance row (the inverse)
-  block_card: jax.Array  # [R] int32: each block's river card (its deck position; the trees' board order)
-  upper_decisions: jax.Array  # [D_u] int32: each of `upper`'s decision rows as a row of the whole tree
-  forest_decisions: jax.Array  # [R, D_f] int32: each block's decision rows as rows of the whole tree
-  decision_source: jax.Array  # [D] int32: each whole-tree decision row in (upper's rows, then the
-  # blocks' rows, block-major); D_u + R * D_f (a zero row) for padding
+  block_card: jax.Array  # [..., R] int32: each block's card (its deck position)
+  block_board: jax.Array  # [..., R] int32: the river board (a row of the spot's tables) of each block
+  # whose forest is the river's, else 0
+  upper_rows: int  # decision rows of `upper`
+  forest_rows: int  # decision rows of one block (nested: of all its parts)
+  decision_source: jax.Array | None  # [D] int32 at the top: each whole-tree decision row's row in
+  # the parts' layout (upper's rows, then the blocks', block-major, nested alike); the padding row
+  # (the layout's size) for padding. None in a nested forest.
+
+  @property
+  def num_blocks(self) -> int:
+    return self.block_card.shape[-1]
+
+  @property
+  def num_rows(self) -> int:
+    return self.upper_rows + self.num_blocks * self.forest_rows
 
 
 jax.tree_util.register_dataclass(
@@ -47,11 +64,10 @@ jax.tree_util.register_dataclass(
     'root_chance',
     'chance_root',
     'block_card',
-    'upper_decisions',
-    'forest_decisions',
+    'block_board',
     'decision_source',
   ],
-  meta_fields=[],
+  meta_fields=['upper_rows', 'forest_rows'],
 )
 
 
@@ -62,17 +78,51 @@ def _copy(node, parent: int, children: list, dealt=None):
 
 
 def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
-  """The blocks of a turn tree built without padding (`subgame.build_tree(config)`), whose parts
-  `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module sits
-  below `subgame`); None for other trees (a river tree is one block already; a flop tree's blocks
-  would be its river boards, not built here)."""
+  """The blocks of a turn or flop tree built without padding (`subgame.build_tree(config)`), whose
+  parts `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module
+  sits below `subgame`); None for other trees (a river tree is one block already) and for trees in
+  which no decision follows a deal."""
   info = tree.info
   config, nodes = info.config, info.nodes
-  if config.street != 2 or any(d < 0 for d in info.decisions) or not info.river_keys:
+  if config.street == 3 or any(d < 0 for d in info.decisions) or not info.river_keys:
     return None
-  if any(len(key) != 1 for key in info.river_keys):  # a block per river card
+  built = _split(config, nodes, tree_arrays, dtype)
+  if built is None:
     return None
-  cards = [key[0] for key in info.river_keys]
+  blocks, layout, firsts = built
+  whole_row = {node: row for row, node in enumerate(info.decisions)}
+  source = np.full(len(info.decisions), len(layout), np.int32)
+  source[[whole_row[i] for i in layout]] = np.arange(len(layout))
+  # The cards each block deals: [R, 1] on a turn tree, [T, R, 2] (turn, river) on a flop tree.
+  dealt = np.array(_map_nested(lambda i: nodes[i].dealt, firsts), np.int32)
+  board_row = {key: r for r, key in enumerate(info.river_keys)}
+  boards = np.apply_along_axis(lambda key: board_row[tuple(sorted(key.tolist()))], -1, dealt).astype(np.int32)
+  source = jnp.asarray(source)
+  if isinstance(blocks.forest, Blocks):
+    forest = dataclasses.replace(
+      blocks.forest, block_card=jnp.asarray(dealt[..., 1]), block_board=jnp.asarray(boards)
+    )
+    cards, boards = dealt[:, 0, 0], np.zeros(len(dealt), np.int32)
+    return dataclasses.replace(
+      blocks,
+      forest=forest,
+      block_card=jnp.asarray(cards),
+      block_board=jnp.asarray(boards),
+      decision_source=source,
+    )
+  return dataclasses.replace(
+    blocks, block_card=jnp.asarray(dealt[:, 0]), block_board=jnp.asarray(boards), decision_source=source
+  )
+
+
+def _map_nested(function, nested):
+  return [_map_nested(function, x) for x in nested] if isinstance(nested, list) else function(nested)
+
+
+def _split(config, nodes, tree_arrays, dtype):
+  """(the `Blocks` of the forest `nodes` (its roots have no parent; cards and boards left empty), the
+  nodes (indices into `nodes`) of its decision rows in the parts' layout, the first root of each block
+  (nested: per outer block a list)), or None where chance deals nothing or no decision follows a deal."""
   below = [False] * len(nodes)  # below a chance node
   depth = [0] * len(nodes)
   for i, node in enumerate(nodes):  # breadth-first: parents come first
@@ -80,6 +130,13 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
       depth[i] = depth[node.parent] + 1
       below[i] = below[node.parent] or nodes[node.parent].kind == CHANCE
   upper_ids = [i for i in range(len(nodes)) if not below[i]]
+  # Chance rows in `tree_arrays`' order: by depth, then in list order.
+  chance_ids = sorted((i for i in upper_ids if nodes[i].kind == CHANCE), key=lambda i: (depth[i], i))
+  if not chance_ids:
+    return None
+  widths = {len(nodes[k].children) for k in chance_ids}
+  if len(widths) != 1:
+    raise AssertionError('the chance nodes deal different numbers of cards')
   upper_index = {old: new for new, old in enumerate(upper_ids)}
   upper_nodes = [
     _copy(
@@ -89,32 +146,30 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
     )
     for i in upper_ids
   ]
-  # Chance rows in `tree_arrays`' order: by depth, then in list order.
-  chance_ids = sorted((i for i in upper_ids if nodes[i].kind == CHANCE), key=lambda i: (depth[i], i))
   upper = tree_arrays(config, upper_nodes, dtype)
 
-  def forest_of(card: int) -> list[int]:
-    """Block `card`'s nodes (whole-tree ids): its roots in chance-row order, then breadth-first."""
-    order = [next(c for c in nodes[k].children if nodes[c].dealt[-1] == card) for k in chance_ids]
+  def forest_of(j: int) -> list[int]:
+    """Block j's nodes: the j-th child of each chance node (in chance-row order), then breadth-first."""
+    order = [nodes[k].children[j] for k in chance_ids]
     i = 0
     while i < len(order):
       order += nodes[order[i]].children
       i += 1
     return order
 
-  blocks = [forest_of(card) for card in cards]
+  blocks = [forest_of(j) for j in range(widths.pop())]
   first = blocks[0]
   num_roots = len(chance_ids)
 
-  def signature(ids):  # a root's slot is its card's place among the chance node's children
+  def signature(ids):  # the block's shape: kinds, actors, chips and action slots
     return [
       (nodes[i].kind, nodes[i].player, nodes[i].added, j >= num_roots and nodes[i].slot)
       for j, i in enumerate(ids)
     ]
 
   for ids in blocks[1:]:
-    if signature(ids) != signature(first):  # the river's betting does not depend on the card
-      raise AssertionError('the river subtrees differ between river cards')
+    if signature(ids) != signature(first):  # the betting does not depend on the card
+      raise AssertionError('the subtrees differ between the cards of one deal')
   index = {old: new for new, old in enumerate(first)}
   forest_nodes = [
     _copy(
@@ -122,30 +177,33 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
     )
     for j, i in enumerate(first)
   ]
-  forest = tree_arrays(config, forest_nodes, dtype)
-  if not forest.info.decisions:  # every line that reaches the river is all in: nothing to gain
-    return None
-  # The forest's depth-0 rows: decision roots, then showdown roots (its kinds' order).
-  root_chance = [j for j in range(num_roots) if nodes[first[j]].kind == DECISION]
-  root_chance += [j for j in range(num_roots) if nodes[first[j]].kind == SHOWDOWN]
-  if len(root_chance) != num_roots:
-    raise AssertionError('a river root is neither a decision nor a showdown')
-  chance_root = np.argsort(root_chance)
-  whole_row = {node: row for row, node in enumerate(info.decisions)}
-  upper_decisions = [whole_row[upper_ids[i]] for i in upper.info.decisions]
-  forest_decisions = [[whole_row[ids[i]] for i in forest.info.decisions] for ids in blocks]
-  d_u, d_f = len(upper_decisions), len(forest.info.decisions)
-  source = np.full(len(info.decisions), d_u + len(blocks) * d_f, np.int32)
-  source[upper_decisions] = np.arange(d_u)
-  source[np.asarray(forest_decisions, np.int64).reshape(-1)] = d_u + np.arange(len(blocks) * d_f)
+  inner = _split(config, forest_nodes, tree_arrays, dtype)
+  if inner is None:  # the forest deals nothing: a tree of its own
+    forest = tree_arrays(config, forest_nodes, dtype)
+    if not forest.info.decisions:  # every line that reaches the deal is all in: nothing to gain
+      return None
+    forest_layout, firsts = list(forest.info.decisions), [ids[0] for ids in blocks]
+  else:
+    forest, forest_layout, inner_firsts = inner
+    firsts = [[ids[k] for k in inner_firsts] for ids in blocks]
+  # The forest's depth-0 rows in its kinds' order (decision, chance, showdown roots; `game.GROUPS`).
+  kind_order = {DECISION: 0, CHANCE: 1, SHOWDOWN: 2}
+  root_chance = sorted(range(num_roots), key=lambda j: (kind_order[forest_nodes[j].kind], j))
+  if any(forest_nodes[j].kind not in kind_order for j in root_chance):
+    raise AssertionError('a root below a deal is neither a decision, a deal nor a showdown')
+  layout = [upper_ids[i] for i in upper.info.decisions]
+  layout += [ids[k] for ids in blocks for k in forest_layout]
+  empty = jnp.zeros((0,), jnp.int32)
   as_int = lambda x: jnp.asarray(np.asarray(x, np.int32))
-  return Blocks(
+  parts = Blocks(
     upper=upper,
     forest=forest,
     root_chance=as_int(root_chance),
-    chance_root=as_int(chance_root),
-    block_card=as_int(cards),
-    upper_decisions=as_int(upper_decisions),
-    forest_decisions=as_int(np.asarray(forest_decisions).reshape(len(blocks), d_f)),
-    decision_source=as_int(source),
+    chance_root=as_int(np.argsort(root_chance)),
+    block_card=empty,
+    block_board=empty,
+    upper_rows=len(upper.info.decisions),
+    forest_rows=len(forest_layout),
+    decision_source=None,
   )
+  return parts, layout, firsts

@@ -20,6 +20,7 @@ F fold nodes, S showdown nodes, R river boards, H hands, A the most actions.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 
 import jax
@@ -92,6 +93,10 @@ class PublicTree:
   level_sizes: tuple[tuple[int, int, int, int], ...]  # per depth: decision, chance, fold, showdown nodes
   edge_bounds: tuple[tuple[int, int], ...]  # per depth: [start, stop) of the rows the solver keeps state for
   info: TreeInfo
+  # Per depth d >= 1, where the tree is built `by_actor`: its edge rows as runs (length, actor 0 or 1)
+  # of the player whose action leads into them (padding counts as OOP's), so that the solver can keep
+  # each player's edges over that player's hands only (`Spot.hand_split`); else None.
+  edge_runs: tuple[tuple[tuple[int, int], ...], ...] | None = None
 
   @property
   def num_nodes(self) -> int:
@@ -125,7 +130,7 @@ jax.tree_util.register_dataclass(
     'showdown_slot',
     'showdown_grouped_amount',
   ],
-  meta_fields=['level_sizes', 'edge_bounds', 'info'],
+  meta_fields=['level_sizes', 'edge_bounds', 'info', 'edge_runs'],
 )
 
 
@@ -134,18 +139,21 @@ class Spot:
   """One spot's cards and ranges on a tree (batch these with `jax.vmap` over a leading axis)."""
 
   board: jax.Array  # [B] int32: the starting board's cards
-  hands: jax.Array  # [H, 2] int32: the hole pairs the board leaves, in HOLES order
+  hands: jax.Array  # [H, 2] int32: the hole pairs the board leaves in HOLES order (or see `hand_split`)
   ranges: jax.Array  # [2, H]: OOP's and IP's weights
   remaining: jax.Array  # [C] int32: the cards left in the deck, by position
   card_mask: jax.Array  # [C + 1, H] bool: False where a hand holds the card at that position (row C: True)
   tables: showdown.ShowdownTables  # per river board
   river_mask: jax.Array  # [R, H] bool: False where a river board holds a card of the hand
+  # (H0, H1) where the hands are those of the two ranges (`make_spot`'s `range_hands`), ordered so
+  # that OOP's are the first H0 and IP's the last H1; else None.
+  hand_split: tuple[int, int] | None = None
 
 
 jax.tree_util.register_dataclass(
   Spot,
   data_fields=['board', 'hands', 'ranges', 'remaining', 'card_mask', 'tables', 'river_mask'],
-  meta_fields=[],
+  meta_fields=['hand_split'],
 )
 
 
@@ -286,11 +294,17 @@ def build_tree(config: TreeConfig, dtype=jnp.float32, shape: TreeShape | None = 
   return tree_arrays(config, build(config), dtype, shape)
 
 
-def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape | None = None) -> PublicTree:
+def tree_arrays(
+  config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape | None = None, by_actor: bool = False
+) -> PublicTree:
   """`build_tree` of a list of nodes (`tree.build`'s, or a part of them re-indexed: a forest whose
-  roots have no parent, chance nodes without children)."""
+  roots have no parent, chance nodes without children). `by_actor`: each group's nodes ordered by
+  the player whose action leads into them, and `PublicTree.edge_runs` set."""
   deck_left = config.deck_size - BOARD_SIZE[config.street]
   by_depth, groups, width, river_keys, slots_per_board = _grouped(nodes, shape)
+  if by_actor:
+    actor = lambda i: nodes[nodes[i].parent].player if nodes[i].parent >= 0 else 2  # noqa: E731
+    by_depth = [[sorted(members, key=actor) for members in depth_groups] for depth_groups in by_depth]
   rows_of, sizes, position = _row_order(by_depth, groups)
   levels, decisions, folds, showdowns, chance_weight = _levels(config, nodes, rows_of, sizes, position, width)
   half = config.pot / 2
@@ -342,7 +356,23 @@ def tree_arrays(config: TreeConfig, nodes, dtype=jnp.float32, shape: TreeShape |
     level_sizes=tuple(sizes),
     edge_bounds=tuple(map(_edge_bounds, groups)),
     info=TreeInfo(config, nodes, river_keys, decisions, tuple(groups), shape_key, in_order),
+    edge_runs=_edge_runs(levels['parent_player'], groups) if by_actor else None,
   )
+
+
+def _edge_runs(parent_player, groups) -> tuple:
+  """`PublicTree.edge_runs` of per-depth parent players (row order) and group counts."""
+  runs = []
+  for players, counts in zip(parent_player[1:], groups[1:], strict=True):
+    start, stop = _edge_bounds(counts)
+    depth_runs = []
+    for player in (int(p == 1) for p in players[start:stop]):
+      if depth_runs and depth_runs[-1][1] == player:
+        depth_runs[-1][0] += 1
+      else:
+        depth_runs.append([1, player])
+    runs.append(tuple(map(tuple, depth_runs)))
+  return tuple(runs)
 
 
 _NONE = -1  # the padding marker in `tree_arrays`' host lists of nodes
@@ -476,11 +506,21 @@ def showdown_method(num_boards: int, num_hands: int, dtype) -> str:
 
 
 def make_spot(
-  tree: PublicTree, board, ranges, deck=cards_module.FULL_DECK, dtype=jnp.float32, showdown_by: str = 'auto'
+  tree: PublicTree,
+  board,
+  ranges,
+  deck=cards_module.FULL_DECK,
+  dtype=jnp.float32,
+  showdown_by: str = 'auto',
+  range_hands: bool = False,
 ) -> Spot:
   """The spot arrays: `board` card ids, `ranges` two [1326] weight arrays (OOP, IP) in HOLES order.
 
-  `showdown_by`: 'sweep', 'matrix' or 'auto' (`showdown_method`); both give the same values.
+  `showdown_by`: 'sweep', 'matrix' or 'auto' (`showdown_method`); both give the same values. With
+  `range_hands`, the hands are those in either range only (the hands of weight 0 in both change no
+  value: their reach is 0, and what they would play weighs nothing), so that every array of the
+  solve spans fewer hands, OOP's alone first, then both players', then IP's alone (each in HOLES
+  order; `Spot.hand_split`); else every hole pair the board leaves, in HOLES order.
   """
   board = tuple(int(c) for c in board)
   config = tree.info.config
@@ -492,10 +532,16 @@ def make_spot(
   if deck.size != config.deck_size:
     raise ValueError(f'the tree was built for a deck of {config.deck_size} cards, the spot has {deck.size}')
   hands = cards_module.hands(deck, board)
+  weights = np.stack([ranges_module.range_on_board(w, deck, board) for w in ranges])
+  split = None
+  if range_hands:  # OOP's alone, both players', IP's alone
+    oop, ip = weights > 0
+    order = np.concatenate([np.flatnonzero(oop & ~ip), np.flatnonzero(oop & ip), np.flatnonzero(ip & ~oop)])
+    hands, weights = hands[order], weights[:, order]
+    split = (int(oop.sum()), int(ip.sum()))
   remaining = np.array([c for c in deck.cards if c not in board], np.int32)
   card_mask = np.ones((len(remaining) + 1, len(hands)), bool)
   card_mask[:-1] = ~(hands[None, :, :] == remaining[:, None, None]).any(-1)
-  weights = np.stack([ranges_module.range_on_board(w, deck, board) for w in ranges])
   boards = river_boards(tree, board, remaining)
   if showdown_by == 'auto':
     showdown_by = showdown_method(len(boards), len(hands), dtype)
@@ -511,6 +557,7 @@ def make_spot(
     jnp.asarray(card_mask),
     tables,
     jnp.asarray(river_mask),
+    split,
   )
 
 
@@ -523,17 +570,26 @@ def build_subgame(
   shape: TreeShape | None = None,
   showdown_by: str = 'auto',
   blocks: bool | None = None,
+  range_hands: bool = False,
+  nodes=None,
+  per_player: bool = False,
 ) -> Subgame:
   """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it;
-  `showdown_by` as in `make_spot`). With `blocks` (by default on a CPU) a turn tree without a `shape`
-  comes with its `blocked.Blocks`, so that the solver runs its river part one river card at a time
-  (faster iterations on a CPU, where the whole tree's passes stream its arrays through memory; a
-  GPU wants the whole arrays)."""
-  tree = build_tree(config, dtype, shape)
+  `showdown_by` and `range_hands` as in `make_spot`; `nodes`: `tree.build(config)`'s, if at hand;
+  `per_player` with `range_hands`: the solver keeps each player's edges over that player's hands
+  alone (`solver.packed`: less memory, more time).
+  With `blocks` (by default on a CPU) a turn or flop tree without a `shape` comes with its
+  `blocked.Blocks`, so that the solver runs the part below each deal one card at a time: faster
+  iterations on a CPU, where the whole tree's passes stream its arrays through memory (a GPU wants a
+  turn tree's whole arrays), and on a flop tree passes that hold one turn card's arrays at a time
+  (so flop trees come in blocks by default on every backend)."""
+  nodes = build(config) if nodes is None else nodes
+  arrays = functools.partial(tree_arrays, by_actor=range_hands and per_player)
+  tree = arrays(config, nodes, dtype, shape)
   if blocks is None:
-    blocks = jax.default_backend() == 'cpu'
-  parts = blocked.build_blocks(tree, tree_arrays, dtype) if blocks and shape is None else None
-  return Subgame(tree, make_spot(tree, board, ranges, deck, dtype, showdown_by), parts)
+    blocks = jax.default_backend() == 'cpu' or config.street == 1
+  parts = blocked.build_blocks(tree, arrays, dtype) if blocks and shape is None else None
+  return Subgame(tree, make_spot(tree, board, ranges, deck, dtype, showdown_by, range_hands), parts)
 
 
 # The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].

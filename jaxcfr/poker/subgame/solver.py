@@ -45,6 +45,7 @@ import jax.numpy as jnp
 
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
+from jaxcfr.poker.subgame import blocked
 from jaxcfr.poker.subgame import game as subgame_module
 from jaxcfr.poker.subgame.game import PublicTree, Subgame, policy_edges, take, take_padded
 from jaxcfr.poker.subgame.tree import CHANCE, DECISION, FOLD, SHOWDOWN
@@ -101,9 +102,18 @@ def all_rows(tree: PublicTree, edge: jax.Array, depth: int) -> jax.Array:
 # River cards per step of a blocked turn tree's loop (`over_blocks`): one, the fastest of the counts
 # measured (1 to 4) on CPUs.
 BLOCKS_PER_STEP = 1
+# River cards per step inside a flop tree's turn cards (vmapped): about this many river nodes a
+# step (`_nested_step`). On the example flop (307 river nodes a card) 4 cards a step were the fastest
+# of 1, 3, 4 and 16; on a check/all-in flop (13) a whole turn card's rivers at once.
+NESTED_STEP_NODES = 1300
 
 
-def over_blocks(one_block, parts, inputs, value_shape, dtype):
+def _nested_step(forest: PublicTree, blocks: int) -> int:
+  """River cards per step in a flop tree's turn card: `NESTED_STEP_NODES` river nodes a step."""
+  return max(1, min(blocks, NESTED_STEP_NODES // forest.num_nodes))
+
+
+def over_blocks(one_block, parts, inputs, value_shape, dtype, per_step: int | None = None):
   """Runs `one_block((its state parts, *its inputs)) -> (its new state parts, its root values)` over
   the blocks, `BLOCKS_PER_STEP` at a time: `parts` holds every block's state parts (leading axis: the
   blocks), `inputs` the other per-block arrays (its last entry the block cards). Returns (the updated
@@ -111,7 +121,8 @@ def over_blocks(one_block, parts, inputs, value_shape, dtype):
 
   A `fori_loop` that carries the parts and writes each step's blocks back in place: a `lax.map` would
   fill new stacked outputs with zeros and copy into them every half-iteration."""
-  steps, rest = divmod(inputs[-1].shape[0], BLOCKS_PER_STEP)
+  per_step = per_step or BLOCKS_PER_STEP
+  steps, rest = divmod(inputs[-1].shape[0], per_step)
 
   def run(start, size, parts, summed):
     if size == 1:  # one block: no batch axis
@@ -125,10 +136,10 @@ def over_blocks(one_block, parts, inputs, value_shape, dtype):
     return jax.tree.map(put, parts, new), summed + values.sum(0)
 
   summed = jnp.zeros(value_shape, dtype)
-  step = lambda i, carry: run(i * BLOCKS_PER_STEP, BLOCKS_PER_STEP, *carry)
+  step = lambda i, carry: run(i * per_step, per_step, *carry)
   parts, summed = jax.lax.fori_loop(0, steps, step, (parts, summed))
   if rest:
-    parts, summed = run(steps * BLOCKS_PER_STEP, rest, parts, summed)
+    parts, summed = run(steps * per_step, rest, parts, summed)
   return parts, summed
 
 
@@ -159,44 +170,121 @@ def _top_down(tree: PublicTree, edge: list[jax.Array], root: jax.Array, card_mas
 
 def state_shapes(game: Subgame) -> list[tuple[int, ...]]:
   """The shapes of the solver's per-depth state arrays: per depth of the tree [e_d, H]; on a blocked
-  tree, those of its upper part, then the forest's per depth [R, e_d, H]."""
-  hands = game.num_hands
-  if game.blocks is None:
-    return [(stop - start, hands) for start, stop in game.tree.edge_bounds[1:]]
-  blocks = game.blocks.block_card.shape[0]
-  upper = [(stop - start, hands) for start, stop in game.blocks.upper.edge_bounds[1:]]
-  return upper + [(blocks, stop - start, hands) for start, stop in game.blocks.forest.edge_bounds[1:]]
+  tree, those of its upper part, then the forest's per depth [R, e_d, H] (nested: [T, R, e_d, H]).
+  Where each player's edges keep that player's hands only (`packed`), a depth's [e_d, H] is one flat
+  [L_d] row instead (`_pack`)."""
+  return _part_shapes(game.tree if game.blocks is None else game.blocks, game.num_hands, game.spot.hand_split)
+
+
+def _part_shapes(part, hands: int, split) -> list[tuple[int, ...]]:
+  if not isinstance(part, blocked.Blocks):
+    if not packed(part, split):
+      return [(stop - start, hands) for start, stop in part.edge_bounds[1:]]
+    return [(_packed_size(runs, split),) for runs in part.edge_runs]
+  upper = _part_shapes(part.upper, hands, split)
+  return upper + [(part.num_blocks, *shape) for shape in _part_shapes(part.forest, hands, split)]
+
+
+# Each player's edges over that player's hands only. With the hands of the two ranges ordered OOP's
+# alone, both players', IP's alone (`Spot.hand_split` = (H0, H1)), OOP's hands are the first H0 and
+# IP's the last H1; a tree built `by_actor` has each depth's edge rows in runs of one actor
+# (`PublicTree.edge_runs`). A depth's state is then one flat row: OOP's runs' [n, H0] blocks, then
+# IP's [n, H1], which the passes unpack to [e_d, H] (zeros on the other player's hands, whose values
+# weigh nothing) as they start on a part and pack as they end. On a flop spot the state is most of
+# the memory, and a player's own range is a fraction of the two; the copies cost time (`jaxcfr
+# subgame --compact` asks for this layout, or a spot that would not fit `--max-memory` without it).
+
+
+def packed(tree: PublicTree, split) -> bool:
+  """Whether `tree`'s state keeps each player's edges over that player's hands (`_pack`)."""
+  return tree.edge_runs is not None and split is not None
+
+
+def _packed_size(runs, split) -> int:
+  return sum(length * split[actor] for length, actor in runs)
+
+
+def _pack(runs, split, hands: int, x: jax.Array) -> jax.Array:
+  """[..., L]: a depth's state [..., e_d, H] with each run of edges over its actor's hands."""
+  pieces, row = ([], []), 0
+  for length, actor in runs:
+    rows = x[..., row : row + length, :]
+    pieces[actor].append(rows[..., : split[0]] if actor == 0 else rows[..., hands - split[1] :])
+    row += length
+  lead = x.shape[:-2]
+  return jnp.concatenate([p.reshape(*lead, -1) for p in pieces[0] + pieces[1]], axis=-1)
+
+
+def _unpack(runs, split, hands: int, flat: jax.Array) -> jax.Array:
+  """The inverse of `_pack`: [..., e_d, H], zeros on the hands outside each run's actor's."""
+  lead = flat.shape[:-1]
+  start = [0, sum(length * split[0] for length, actor in runs if actor == 0)]
+  rows = []
+  for length, actor in runs:
+    width = split[actor]
+    piece = flat[..., start[actor] : start[actor] + length * width].reshape(*lead, length, width)
+    start[actor] += length * width
+    pad = (0, hands - width) if actor == 0 else (hands - width, 0)
+    rows.append(jnp.pad(piece, [(0, 0)] * (len(lead) + 1) + [pad]))
+  return jnp.concatenate(rows, axis=-2)
+
+
+def _unpacked(tree: PublicTree, spot, per_depth) -> list:
+  """A tree's per-depth state (arrays, or pytrees of them: rule states) as [..., e_d, H] arrays."""
+  return _per_depth(_unpack, tree, spot, per_depth)
+
+
+def _packed(tree: PublicTree, spot, per_depth) -> list:
+  """The inverse of `_unpacked`."""
+  return _per_depth(_pack, tree, spot, per_depth)
+
+
+def _per_depth(function, tree: PublicTree, spot, per_depth) -> list:
+  """`function(runs, split, hands, x)` (`_pack` or `_unpack`) on every array of each depth's state,
+  where the tree's state is packed (else the state as it is)."""
+  if not packed(tree, spot.hand_split):
+    return list(per_depth)
+  hands = spot.hands.shape[0]
+  one = lambda runs, x: jax.tree.map(lambda y: function(runs, spot.hand_split, hands, y), x)  # noqa: E731
+  return [one(runs, x) for runs, x in zip(tree.edge_runs, per_depth, strict=True)]
 
 
 def state_to_rows(game: Subgame, edges) -> jax.Array:
   """[D, A, H]: per-edge state arrays `edges` (`game`'s layout: `state_shapes`) laid out by the whole
   tree's decision nodes and actions, as `decision_rows` (0 on the padding actions)."""
   if game.blocks is None:
-    return decision_rows(game.tree, edges)
-  blocks, width = game.blocks, game.tree.num_actions
-  split = len(blocks.upper.level_sizes) - 1
-  widen = lambda rows: jnp.pad(rows, ((0, 0), (0, width - rows.shape[1]), (0, 0)))
-  upper = widen(decision_rows(blocks.upper, edges[:split]))
-  forest = jax.vmap(lambda e: decision_rows(blocks.forest, e))(list(edges[split:]))
-  forest = widen(forest.reshape(-1, *forest.shape[2:]))
-  return take_padded(jnp.concatenate([upper, forest]), blocks.decision_source)
+    return decision_rows(game.tree, _unpacked(game.tree, game.spot, edges))
+  rows = _part_rows(game.blocks, game.spot, list(edges), game.tree.num_actions)
+  return take_padded(rows, game.blocks.decision_source)
+
+
+def _part_rows(part, spot, edges: list, width: int) -> jax.Array:
+  """[the part's decision rows in its layout, width, H] of its state arrays `edges`."""
+  if not isinstance(part, blocked.Blocks):
+    rows = decision_rows(part, _unpacked(part, spot, edges))
+    return jnp.pad(rows, ((0, 0), (0, width - rows.shape[1]), (0, 0)))
+  split = len(part.upper.level_sizes) - 1
+  upper = _part_rows(part.upper, spot, edges[:split], width)
+  forest = jax.vmap(lambda e: _part_rows(part.forest, spot, e, width))(edges[split:])
+  return jnp.concatenate([upper, forest.reshape(-1, *forest.shape[2:])])
 
 
 def rows_to_state(game: Subgame, policy: jax.Array) -> list[jax.Array]:
   """The inverse of `state_to_rows`: per-action arrays `policy` [D, A, H] (a policy, regrets) in the
   solver's per-edge layout for `game` (`state_shapes`)."""
   if game.blocks is None:
-    return edge_rows(game.tree, policy_edges(game.tree, policy))
-  blocks = game.blocks
-  upper, forest = blocks.upper, blocks.forest
-  rows = take(policy, blocks.upper_decisions)[:, : upper.num_actions]
-  played = edge_rows(upper, policy_edges(upper, rows))
+    return _packed(game.tree, game.spot, edge_rows(game.tree, policy_edges(game.tree, policy)))
+  layout = jnp.argsort(game.blocks.decision_source)  # the whole tree's row of each layout row
+  return _part_state(game.blocks, game.spot, take(policy, layout))
 
-  def one(decisions):
-    rows = take(policy, decisions)[:, : forest.num_actions]
-    return edge_rows(forest, policy_edges(forest, rows))
 
-  return played + list(jax.vmap(one)(blocks.forest_decisions))
+def _part_state(part, spot, rows: jax.Array) -> list[jax.Array]:
+  """A part's state arrays of per-action arrays `rows` [its decision rows in its layout, A, H]."""
+  if not isinstance(part, blocked.Blocks):
+    return _packed(part, spot, edge_rows(part, policy_edges(part, rows[:, : part.num_actions])))
+  upper = _part_state(part.upper, spot, rows[: part.upper_rows])
+  forest = rows[part.upper_rows :].reshape(part.num_blocks, part.forest_rows, *rows.shape[1:])
+  return upper + list(jax.vmap(lambda r: _part_state(part.forest, spot, r))(forest))
 
 
 def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Array:
@@ -218,17 +306,37 @@ def _edge_strategy(tree: PublicTree, weights: jax.Array, depth: int) -> jax.Arra
   return jnp.where(from_decision[:, None], strategy, 1)
 
 
-def _block_terminals(forest: PublicTree, spot, tables, mask: jax.Array):
-  """`terminal_values(reach, player)` of one block of a blocked turn tree (the river card whose hands
-  are `mask` [H] 0): its board's showdown `tables`, and the own hands that hold the card worth 0 at
-  the folds (the showdowns' tables already leave them out)."""
-  board = dataclasses.replace(spot, tables=jax.tree.map(lambda x: x[None], tables), river_mask=mask[None])
+def _block_terminals(forest: PublicTree, spot, board, mask: jax.Array):
+  """`terminal_values(reach, player)` of one river block of a blocked tree: the showdowns on river
+  `board` (a row of the spot's tables), and the own hands that hold a card dealt on the way (`mask`
+  [H] 0) worth 0 at the folds (the showdowns' tables already leave them out)."""
+  tables = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, board, keepdims=True), spot.tables)
+  one = dataclasses.replace(spot, tables=tables, river_mask=mask[None])
 
   def values(reach, player):
-    folds, showdowns = subgame_module.terminal_values(Subgame(forest, board), reach, player)
+    folds, showdowns = subgame_module.terminal_values(Subgame(forest, one), reach, player)
     return folds * mask, showdowns
 
   return values
+
+
+def _upper_terminals(upper: PublicTree, spot, mask):
+  """`terminal_values(reach, player)` of a blocked tree's upper part (folds only: its showdowns come
+  after a deal), the own hands that hold a card dealt above (`mask` [H] 0, or None) worth 0."""
+
+  def values(reach, player):
+    folds, showdowns = subgame_module.terminal_values(Subgame(upper, spot), reach, player)
+    return (folds if mask is None else folds * mask), showdowns
+
+  return values
+
+
+def _block_cards(blocks) -> tuple:
+  """The per-block card arrays `_part_half` and `_evaluate_part` take for the top level's blocks:
+  (cards [R], river boards [R], the nested forest's (cards [R, R'], boards [R, R']) or ())."""
+  forest = blocks.forest
+  inner = (forest.block_card, forest.block_board, ()) if isinstance(forest, blocked.Blocks) else ()
+  return blocks.block_card, blocks.block_board, inner
 
 
 def _average_edges(tree: PublicTree, weights) -> list[jax.Array]:
@@ -292,7 +400,7 @@ def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
   players = jnp.arange(2)  # the two players' passes as one, vmapped: one traced body to compile
   if game.blocks is None:
     tree = game.tree
-    edge = _average_edges(tree, weights)
+    edge = _average_edges(tree, _unpacked(tree, spot, weights))
     reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
 
     def root(player):
@@ -301,37 +409,51 @@ def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
 
     roots = jax.vmap(root)(players)
   else:
-    blocks = game.blocks
-    upper, forest = blocks.upper, blocks.forest
-    split = len(upper.level_sizes) - 1
-    edge = _average_edges(upper, weights[:split])
-    reach = _top_down(upper, edge, spot.ranges[None], None)  # its chance nodes are leaves
-    chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, 2, H]
-
-    def one_block(args):
-      (), block_weights, tables, card = args
-      mask = spot.card_mask[card]
-      block_edge = _average_edges(forest, block_weights)
-      block_reach = _top_down(forest, block_edge, take(chance_reach, blocks.root_chance) * mask, None)
-      terminals = _block_terminals(forest, spot, tables, mask)
-
-      def values(player):
-        return _evaluation_pass(forest, block_edge, player, *terminals(block_reach, player), None)
-
-      return (), jax.vmap(values)(players)
-
-    shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
-    inputs = (tuple(weights[split:]), spot.tables, blocks.block_card)
-    _, summed = over_blocks(one_block, (), inputs, shape, spot.ranges.dtype)
-
-    def root(player, summed):
-      chance = take(summed, blocks.chance_root) * upper.chance_weight[:, None, None]
-      terminals = subgame_module.terminal_values(Subgame(upper, spot), reach, player)
-      return _evaluation_pass(upper, edge, player, *terminals, chance)[0]
-
-    roots = jax.vmap(root)(players, summed)
+    root = _evaluate_part(
+      game.blocks, spot, list(weights), spot.ranges[None], None, _block_cards(game.blocks)
+    )
+    roots = root[:, 0]
   values = (spot.ranges[:, None] * roots).sum(-1) / subgame_module.normalizer(game)  # [2, 2]
   return (values[:, 1] - values[:, 0]).sum(), values[:, 0]
+
+
+def _evaluate_part(part, spot, weights: list, root_reach, mask, cards) -> jax.Array:
+  """[players, n_0, 2, H]: each player's values at the part's depth 0 under the average and as a best
+  response (`_evaluation_pass`), from both players' reaches there `root_reach` [n_0, 2, H]; `mask` [H]
+  the hands the cards dealt above leave (None: none dealt), `cards` as `_block_cards` gives them (a
+  river forest: its board)."""
+  players = jnp.arange(2)
+  if not isinstance(part, blocked.Blocks):  # a river forest
+    edge = _average_edges(part, _unpacked(part, spot, weights))
+    reach = _top_down(part, edge, root_reach, None)
+    terminals = _block_terminals(part, spot, cards, mask)
+    return jax.vmap(lambda p: _evaluation_pass(part, edge, p, *terminals(reach, p), None))(players)
+  upper, forest = part.upper, part.forest
+  split = len(upper.level_sizes) - 1
+  edge = _average_edges(upper, _unpacked(upper, spot, weights[:split]))
+  reach = _top_down(upper, edge, root_reach, None)  # its chance nodes are leaves
+  chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, 2, H]
+  block_cards, block_boards, inner = cards
+
+  def one_block(args):
+    (), block_weights, board, inner, card = args
+    card_mask = spot.card_mask[card]
+    block_mask = card_mask if mask is None else mask * card_mask
+    nested = inner if isinstance(forest, blocked.Blocks) else board
+    root = take(chance_reach, part.root_chance) * card_mask
+    return (), _evaluate_part(forest, spot, list(block_weights), root, block_mask, nested)
+
+  shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
+  inputs = (tuple(weights[split:]), block_boards, inner, block_cards)
+  per_step = None if mask is None else _nested_step(forest, part.num_blocks)
+  _, summed = over_blocks(one_block, (), inputs, shape, spot.ranges.dtype, per_step)
+  terminals = _upper_terminals(upper, spot, mask)
+
+  def root(player, summed):
+    chance = take(summed, part.chance_root) * upper.chance_weight[:, None, None]
+    return _evaluation_pass(upper, edge, player, *terminals(reach, player), chance)
+
+  return jax.vmap(root)(players, summed)
 
 
 def _evaluate_state(state: SubgameState, game: Subgame) -> tuple[jax.Array, jax.Array]:
@@ -385,6 +507,17 @@ def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
   return normalize(state_to_rows(game, state.cumulative_policy), game.tree.legal)
 
 
+def average_root(state: SubgameState, game: Subgame) -> jax.Array:
+  """[A, H]: `average_policy`'s root row, laying out the upper part alone on a blocked tree."""
+  if game.blocks is None:
+    return average_policy(state, game)[0]
+  upper = game.blocks.upper
+  split = len(upper.level_sizes) - 1
+  rows = _part_rows(upper, game.spot, list(state.cumulative_policy[:split]), game.tree.num_actions)
+  root = take(rows, game.blocks.decision_source[:1])  # the root's row in the layout: upper's first
+  return normalize(root, game.tree.legal[:1])[0]
+
+
 def update(config: SolverConfig, state: SubgameState, game: Subgame) -> SubgameState:
   return step(config, state, game, None)[0]
 
@@ -405,7 +538,8 @@ def step(config: SolverConfig, state: SubgameState, game: Subgame, played) -> tu
     return blocked_step(config, state, game, played)
   tree, spot = game.tree, game.spot
   t, keep = _clock(config, state, spot)
-  parts = tuple(list(x) for x in state[1:])
+  parts = tuple(_unpacked(tree, spot, x) for x in state[1:])
+  played = None if played is None else _unpacked(tree, spot, played)
   folds_of = functools.partial(subgame_module.terminal_values, game)
   roots = [None, None]
   for players in config.groups:
@@ -415,60 +549,80 @@ def step(config: SolverConfig, state: SubgameState, game: Subgame, played) -> tu
     values = half(config, tree, edge, reach, players, first, folds_of, None, parts, t, keep)
     for player, value in zip(players, values, strict=True):
       roots[player] = value[0]
-  return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
+  return SubgameState(t, *(tuple(_packed(tree, spot, x)) for x in parts)), jnp.stack(roots)
 
 
 def blocked_step(
   config: SolverConfig, state: SubgameState, game: Subgame, played
 ) -> tuple[SubgameState, jax.Array]:
-  """`step` on a blocked turn tree: the turn street's passes, and between them its river part one
-  block (river card) at a time (`over_blocks`, `_block_half`)."""
+  """`step` on a blocked tree: its upper street's passes, and between them the part below its
+  deals one block (card) at a time (`over_blocks`, `_part_half`; nested on a flop tree)."""
   blocks, spot = game.blocks, game.spot
-  upper = blocks.upper
   t, keep = _clock(config, state, spot)
-  split = len(upper.level_sizes) - 1
-  upper_parts = tuple(list(x[:split]) for x in state[1:])
-  forest_parts = tuple(tuple(x[split:]) for x in state[1:])
-  upper_played = forest_played = None
-  if played is not None:
-    upper_played, forest_played = played[:split], tuple(played[split:])
-  upper_folds = functools.partial(subgame_module.terminal_values, Subgame(upper, spot))
-  inputs = (forest_played, spot.tables, blocks.block_card)  # per block, beside its state parts
+  parts = tuple(list(x) for x in state[1:])
+  played = None if played is None else list(played)
   roots = [None, None]
   for players in config.groups:
     first = players == config.groups[0]
-    edge = _edges_of(config, upper, upper_parts[0], upper_parts[2], upper_played)
     # The second half of alternating updates (IP's) needs OOP's reach alone: the weights took both
     # players' reaches in the first.
     slots = 1 if players == (1,) else 2
-    reach = _top_down(upper, edge, spot.ranges[None, :slots], None)  # its chance nodes are leaves
-    chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
-    one_block = functools.partial(_block_half, config, game, players, first, chance_reach, t, keep)
-    shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
-    forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype)
-    chance = functools.partial(_chance_values, blocks, players, summed)
-    values = half(config, upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)
+    step_of = functools.partial(_part_half, config, spot, players, first, t, keep)
+    parts, values = step_of(blocks, spot.ranges[None, :slots], None, parts, played, _block_cards(blocks))
     for player, value in zip(players, values, strict=True):
       roots[player] = value[0]
-  fields = (tuple(u) + tuple(f) for u, f in zip(upper_parts, forest_parts, strict=True))
-  return SubgameState(t, *fields), jnp.stack(roots)
+  return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
 
 
-def _block_half(config: SolverConfig, game: Subgame, players, first, chance_reach, t, keep, args):
-  """`half` on one block of a blocked turn tree (`over_blocks`' `one_block`): `args` = (the block's
-  state parts, its played edges or None, its showdown tables, its river card); `chance_reach`
-  [K, slots, H] the reaches at the upper part's chance nodes. Returns (its new state parts, the values
-  at its roots [players, n_0, H])."""
-  blocks, spot = game.blocks, game.spot
-  forest = blocks.forest
-  (regrets, weights, rule_states), block_played, tables, card = args
-  parts = (list(regrets), list(weights), list(rule_states))
-  mask = spot.card_mask[card]  # the hands that do not hold the river card
-  edge = _edges_of(config, forest, parts[0], parts[2], block_played)
-  reach = _top_down(forest, edge, take(chance_reach, blocks.root_chance) * mask, None)
-  folds_of = _block_terminals(forest, spot, tables, mask)
-  values = half(config, forest, edge, reach, players, first, folds_of, None, parts, t, keep)
-  return tuple(tuple(x) for x in parts), jnp.stack(values)
+def _part_half(
+  config: SolverConfig, spot, players, first, t, keep, part, root_reach, mask, parts, played, cards
+):
+  """`half` on a part of a blocked tree: a river forest (one block), or a `Blocks` (its upper street,
+  and between that street's passes its forest block by block). `root_reach` [n_0, slots, H] the
+  reaches at its depth 0, `mask` [H] the hands that the cards dealt above leave (None: none), `parts`
+  (regrets, weights, rule states) per depth in its layout, `played` its played edges or None, `cards`
+  as `_block_cards` gives them (a river forest: its board). Returns (its new parts, the values at its
+  depth 0 [players, n_0, H])."""
+  half_of = functools.partial(_part_half, config, spot, players, first, t, keep)
+  if not isinstance(part, blocked.Blocks):  # a river forest
+    parts = tuple(_unpacked(part, spot, x) for x in parts)
+    played = None if played is None else _unpacked(part, spot, played)
+    edge = _edges_of(config, part, parts[0], parts[2], played)
+    reach = _top_down(part, edge, root_reach, None)
+    folds_of = _block_terminals(part, spot, cards, mask)
+    values = half(config, part, edge, reach, players, first, folds_of, None, parts, t, keep)
+    return tuple(tuple(_packed(part, spot, x)) for x in parts), jnp.stack(values)
+  upper, forest = part.upper, part.forest
+  split = len(upper.level_sizes) - 1
+  upper_parts = tuple(_unpacked(upper, spot, x[:split]) for x in parts)
+  forest_parts = tuple(tuple(x[split:]) for x in parts)
+  upper_played = forest_played = None
+  if played is not None:
+    upper_played, forest_played = _unpacked(upper, spot, played[:split]), tuple(played[split:])
+  edge = _edges_of(config, upper, upper_parts[0], upper_parts[2], upper_played)
+  reach = _top_down(upper, edge, root_reach, None)  # its chance nodes are leaves
+  chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
+  block_cards, block_boards, inner = cards
+
+  def one_block(args):
+    block_parts, block_played, board, inner, card = args
+    card_mask = spot.card_mask[card]  # the hands that do not hold the block's card
+    block_mask = card_mask if mask is None else mask * card_mask
+    nested = inner if isinstance(forest, blocked.Blocks) else board
+    root = take(chance_reach, part.root_chance) * card_mask
+    return half_of(forest, root, block_mask, block_parts, block_played, nested)
+
+  shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
+  inputs = (forest_played, block_boards, inner, block_cards)  # per block, beside its state parts
+  per_step = None if mask is None else _nested_step(forest, part.num_blocks)
+  forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype, per_step)
+  chance = functools.partial(_chance_values, part, players, summed)
+  upper_folds = _upper_terminals(upper, spot, mask)
+  values = half(config, upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)
+  parts = tuple(
+    tuple(_packed(upper, spot, u)) + tuple(f) for u, f in zip(upper_parts, forest_parts, strict=True)
+  )
+  return parts, jnp.stack(values)
 
 
 def _chance_values(blocks, players, summed, player) -> jax.Array:

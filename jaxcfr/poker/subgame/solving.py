@@ -17,6 +17,7 @@ down from here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import showdown, tree
+from jaxcfr.poker.subgame import solver as solver_module
 from jaxcfr.poker.subgame.solver import subgame_solver
 
 STRATEGY_FORMAT = 'jaxcfr-subgame-strategy'
@@ -68,49 +70,95 @@ class SpotSpec:
       add_all_in=self.add_all_in, merge=self.merge,
     )  # fmt: skip
 
-  def build(self, dtype=jnp.float32, max_bytes: int | None = defaults.MAX_BYTES) -> subgame.Subgame:
-    """The subgame; `PokerInputError` with one line for bad input, or for a tree whose solve would
-    need more than `max_bytes` of memory (None: no limit), before any array is made."""
+  def build(
+    self,
+    dtype=jnp.float32,
+    max_bytes: int | None = defaults.MAX_BYTES,
+    state_arrays: int = 2,
+    compact: bool = False,
+  ) -> subgame.Subgame:
+    """The subgame over the hands of the two ranges (`make_spot`'s `range_hands`); `PokerInputError`
+    with one line for bad input, or for a tree whose solve would need more than `max_bytes` of
+    memory (None: no limit; `estimated_bytes`, with `state_arrays` arrays of the solver's state
+    per action and hand), before any array is made. With `compact`, or where the spot fits
+    `max_bytes` only so, the solver keeps each player's edges over that player's hands alone
+    (`build_subgame`'s `per_player`: less memory, slower iterations)."""
     deck = self.deck()
     board = cards.parse_board(self.board, deck)
     config = self.config()
-    if max_bytes is not None:
-      counts = tree.describe(config)
-      hands = len(cards.hand_indices(deck, board))
-      need = estimated_bytes(counts, hands, dtype)
-      if need > max_bytes:
-        raise PokerInputError(
-          f"this spot's tree has {counts['nodes']:,} public nodes x {hands:,} hands: solving it needs about "
-          f'{need / 2**30:.1f} GiB, over the limit of {max_bytes / 2**30:.1f} GiB (--max-memory); '
-          'use fewer bet sizes, a raise cap, or a later street'
-        )
     weights = []
     for name, text in zip(('OOP', 'IP'), self.ranges, strict=True):
       parsed = ranges.parse_range(text, deck)
       ranges.check_range(ranges.range_on_board(parsed, deck, board), f'the {name}')
       weights.append(parsed)
-    game = subgame.build_subgame(config, board, weights, deck, dtype)
+    nodes = tree.build(config)
+    if max_bytes is not None:
+      counts = tree.describe(config, nodes)
+      on_board = [ranges.range_on_board(w, deck, board) > 0 for w in weights]
+      hands = int((on_board[0] | on_board[1]).sum()), int(on_board[0].sum()), int(on_board[1].sum())
+      blocked = config.street == 1 or (config.street == 2 and jax.default_backend() == 'cpu')
+      cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
+      need = functools.partial(estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays)
+      compact = compact or (blocked and need() > max_bytes)
+      if need(per_player=compact) > max_bytes:
+        raise PokerInputError(
+          f"this spot's tree has {counts['nodes']:,} public nodes x {hands[0]:,} hands (OOP's {hands[1]:,}, "
+          f"IP's {hands[2]:,}): solving it needs about {need(per_player=compact) / 2**30:.1f} GiB, over the "
+          f'limit of {max_bytes / 2**30:.1f} GiB (--max-memory); use fewer bet sizes, a raise cap, or a '
+          'later street'
+        )
+    game = subgame.build_subgame(
+      config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact
+    )
     if float(subgame.normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')
     return game
 
 
-# Bytes a solve holds per (node + decision node x action) and hand, per byte of the float type:
-# measured on the turn benchmark spot (peak resident memory less JAX's own, 1.3 GB for
-# (10,816 + 7,101) x 1,128 float32 numbers), with room for the level arrays XLA keeps alive.
+def state_arrays(algorithm: str) -> int:
+  """How many numbers per action and hand the solver's state keeps with `algorithm`: regrets, average
+  weights, and the regret rule's own (PCFR+'s prediction)."""
+  config, _ = solver_module.solver_config(algorithm, {})
+  rule_state = jax.eval_shape(config.rule.init, jax.ShapeDtypeStruct((1,), jnp.float32))
+  return 2 + len(jax.tree.leaves(rule_state))
+
+
+# Bytes a whole tree's solve holds per (node + decision node x action) and hand, per byte of the
+# float type: measured on the turn benchmark spot (peak resident memory less JAX's own, 1.3 GB for
+# (10,816 + 7,101) x 1,128 float32 numbers), with room for the level arrays XLA keeps alive. A
+# blocked tree's passes hold one block's nodes at a time, at the same rate.
 _BYTES_FACTOR = 16
 
 
-def estimated_bytes(counts: dict, num_hands: int, dtype=jnp.float32) -> int:
-  """About how much memory solving a tree with these counts (`tree.describe`) takes."""
-  cells = counts['decision_nodes'] * counts['max_actions'] + counts['nodes']
-  return int(_BYTES_FACTOR * cells * num_hands * jnp.dtype(dtype).itemsize)
+def estimated_bytes(
+  counts: dict, hands, dtype=jnp.float32, blocks: int = 0, state_arrays: int = 2, per_player: bool = False
+) -> int:
+  """About how much memory solving a tree with these counts (`tree.describe`) takes, over `hands`:
+  (both ranges' hands, OOP's, IP's), or one count for all three; `blocks`: the cards of the first
+  deal of a tree solved in blocks (0: the whole tree at once); `per_player`: each player's edges
+  kept over that player's hands alone (else over both ranges').
+
+  Whole tree: `_BYTES_FACTOR` per (node + decision node x action) x hand and byte of the float
+  type. In blocks (`blocked.Blocks`): the state, `state_arrays` numbers per action of each player's
+  decision nodes and hand (regrets and average weights; PCFR+ keeps a third), twice (the iteration's
+  program takes one state and makes the next); and one block's passes, `_BYTES_FACTOR` per (node /
+  `blocks`) x hand. The laid-out strategy (`--strategy-out`, `--plot`, `--html`) is not in it: on a
+  flop, decision nodes x actions x hands more."""
+  union, oop, ip = (hands,) * 3 if np.ndim(hands) == 0 else hands
+  size = jnp.dtype(dtype).itemsize
+  if not blocks:
+    cells = counts['decision_nodes'] * counts['max_actions'] + counts['nodes']
+    return int(_BYTES_FACTOR * cells * union * size)
+  if not per_player:
+    oop = ip = union
+  state = state_arrays * (counts['edges'][0] * oop + counts['edges'][1] * ip) * size
+  passes = _BYTES_FACTOR * (counts['nodes'] // blocks + 1) * union * size
+  return int(2 * state + passes)
 
 
 @dataclasses.dataclass
 class SubgameResult:
   game: subgame.Subgame
-  policy: jax.Array  # [D, A, H] average strategy
   algorithm: str
   iterations: int
   seconds: float  # solving only (the average policies of the checks included)
@@ -124,6 +172,26 @@ class SubgameResult:
   equity: list  # [2]
   memory_bytes: int
   curve: list  # {iteration, seconds, exploitability, exploitability_pct}
+  state: object = dataclasses.field(default=None, repr=False)  # the solver's final state
+  laid_out: jax.Array | None = dataclasses.field(default=None, repr=False)  # the policy, once made
+
+  @property
+  def policy(self) -> jax.Array:
+    """[D, A, H] the average strategy, laid out when first asked for (on a flop tree as large as the
+    solver's state)."""
+    if self.laid_out is None:
+      self.laid_out = _average_policy(self.state, self.game)
+    return self.laid_out
+
+  def root_policy(self) -> jax.Array:
+    """[A, H] the average strategy at the root, without laying out the rest."""
+    if self.laid_out is not None:
+      return self.laid_out[0]
+    return _average_root(self.state, self.game)
+
+
+_average_policy = jax.jit(solver_module.average_policy)
+_average_root = jax.jit(solver_module.average_root)
 
 
 def equities(game: subgame.Subgame) -> jax.Array:
@@ -158,20 +226,20 @@ def solve(
   """Solves a spot until its exploitability is at most `target_pct` % of the pot (checked every
   `eval_every` iterations), or `iterations` (default 1,000 when only a target is given), or
   `seconds` of solving."""
-  game = spec.build(dtype) if isinstance(spec, SpotSpec) else spec
+  game = spec.build(dtype, state_arrays=state_arrays(algorithm)) if isinstance(spec, SpotSpec) else spec
   pot = game.tree.info.config.pot
   if iterations is None and seconds is None:
     iterations = defaults.MAX_ITERATIONS
   solver = subgame_solver(algorithm, **hyperparameters)
   target = None if target_pct is None else target_pct / 100 * pot
+  # A blocked tree's policy laid out is as large as its state (a flop's, gigabytes): made if asked for.
   result = training.train(
     game, solver, iterations=iterations, seconds=seconds, eval_every=eval_every, target=target,
-    on_progress=on_progress, warm_up=True,
+    on_progress=on_progress, warm_up=True, policy=game.blocks is None,
   )  # fmt: skip
   values = np.asarray(result.values)
   return SubgameResult(
     game=game,
-    policy=result.policy,
     algorithm=solver.name,
     iterations=result.iterations,
     seconds=result.seconds,
@@ -185,6 +253,8 @@ def solve(
     equity=[float(e) for e in jax.device_get(equities(game))],
     memory_bytes=memory.nbytes(result.state) + memory.nbytes(game),
     curve=[{**point, 'exploitability_pct': 100 * point['exploitability'] / pot} for point in result.curve],
+    state=result.state,
+    laid_out=result.policy,
   )
 
 
@@ -193,7 +263,7 @@ def root_summary(result: SubgameResult) -> list[tuple[str, float, dict]]:
   game = result.game
   info = game.tree.info
   labels = info.nodes[info.decisions[0]].labels
-  policy = np.asarray(result.policy[0])[: len(labels)]  # [A, H]
+  policy = np.asarray(result.root_policy())[: len(labels)]  # [A, H]
   weights = np.asarray(game.spot.ranges[0])
   classes = ranges.class_of_hands(np.asarray(game.spot.hands))
   rows = []

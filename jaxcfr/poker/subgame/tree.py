@@ -443,10 +443,11 @@ def levels(nodes: list[_Node]) -> list[tuple[int, int]]:
   return list(zip(starts, stops, strict=True))
 
 
-def describe(config: TreeConfig) -> dict:
-  """Counts of a tree's nodes by kind (for sizing and reports)."""
-  nodes = build(config)
+def describe(config: TreeConfig, nodes: list[_Node] | None = None) -> dict:
+  """Counts of a tree's nodes by kind (for sizing and reports); `nodes`: the tree's, if built."""
+  nodes = build(config) if nodes is None else nodes
   kinds = collections.Counter(node.kind for node in nodes)
+  edges = collections.Counter(node.player for node in nodes if node.kind == DECISION for _ in node.children)
   return {
     'nodes': len(nodes),
     'decision_nodes': kinds[DECISION],
@@ -455,6 +456,7 @@ def describe(config: TreeConfig) -> dict:
     'showdown_nodes': kinds[SHOWDOWN],
     'depth': len(levels(nodes)),
     'max_actions': max(len(n.children) for n in nodes if n.kind == DECISION),
+    'edges': [edges[0], edges[1]],  # the actions of each player's decision nodes
   }
 
 

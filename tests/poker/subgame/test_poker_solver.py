@@ -15,8 +15,8 @@ from subgame_reference import reference_solver
 import jaxcfr
 from jaxcfr import algorithms
 from jaxcfr.poker.rules import cards
+from jaxcfr.poker.subgame import blocked, resolving
 from jaxcfr.poker.subgame import game as subgame
-from jaxcfr.poker.subgame import resolving
 from jaxcfr.poker.subgame import solver as solver_module
 from jaxcfr.poker.subgame.game import policy_edges
 from jaxcfr.poker.subgame.solver import SubgameState as _FusedState
@@ -294,6 +294,42 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
   np.testing.assert_allclose(runs[1], runs[0], rtol=1e-9, atol=1e-12 * float(jnp.abs(runs[0]).max()))
 
 
+def test_a_flop_tree_in_nested_blocks_solves_as_the_whole_tree():
+  """A flop tree in blocks (turn cards, and river cards inside each: `blocked.Blocks` nested), over
+  the ranges' hands only, and the whole tree over the same hands: from the same state, one update
+  makes the same regrets and average weights, and the checks from the state give the same values."""
+  deck = cards.Deck(4, 3)
+  config = TreeConfig(1, 60, 120, (street_sizes('50%', 'a'),) * 3, deck_size=deck.size)
+  rng = np.random.default_rng(5)
+  board = tuple(int(c) for c in rng.choice(deck.cards, 3, replace=False))
+  ranges = [rng.random(1326) * (rng.random(1326) < 0.7) for _ in range(2)]
+  build = functools.partial(subgame.build_subgame, config, board, ranges, deck, jnp.float64, range_hands=True)
+  whole, nested = build(blocks=False), build(blocks=True)
+  assert whole.blocks is None and isinstance(nested.blocks.forest, blocked.Blocks)
+  assert nested.blocks.block_card.shape == (deck.size - 3,)
+  assert nested.blocks.forest.block_card.shape == (deck.size - 3, deck.size - 4)
+  solver = subgame_solver('dcfr')
+  update = jax.jit(solver.update)
+  state = update(update(update(solver.init(whole), whole), whole), whole)
+  moved = lambda field: tuple(rows_to_state(nested, state_to_rows(whole, getattr(state, field))))  # noqa: E731
+  ours = state._replace(
+    cumulative_regret=moved('cumulative_regret'),
+    cumulative_policy=moved('cumulative_policy'),
+    rule_state=solver.init(nested).rule_state,
+  )
+  evaluate = jax.jit(solver.evaluate_average)
+  jax.tree.map(
+    lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-9), evaluate(ours, nested), evaluate(state, whole)
+  )
+  legal = np.asarray(whole.tree.legal)
+  after, expected = update(ours, nested), update(state, whole)
+  for field in ('cumulative_regret', 'cumulative_policy'):
+    want = np.where(legal, state_to_rows(whole, getattr(expected, field)), 0)
+    assert np.abs(want).max() > 1
+    got = np.where(legal, state_to_rows(nested, getattr(after, field)), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(want).max(), err_msg=field)
+
+
 @pytest.mark.parametrize(
   'config',
   [
@@ -381,10 +417,8 @@ def test_only_unpadded_turn_trees_come_in_blocks():
   blocks = turn.blocks
   chance_rows = sum(sizes[1] for sizes in blocks.upper.level_sizes)
   assert sorted(np.asarray(blocks.root_chance).tolist()) == list(range(chance_rows))
-  rows = blocks.upper_decisions.shape[0] + blocks.forest_decisions.size
-  assert rows == turn.tree.num_decisions
-  covered = np.concatenate([np.asarray(blocks.upper_decisions), np.asarray(blocks.forest_decisions).ravel()])
-  assert sorted(covered.tolist()) == list(range(turn.tree.num_decisions))
+  assert blocks.num_rows == turn.tree.num_decisions
+  assert sorted(np.asarray(blocks.decision_source).tolist()) == list(range(turn.tree.num_decisions))
   assert spot_game(RIVER, 8, blocks=True).blocks is None
   shape = subgame.envelope([TURN, dataclasses.replace(TURN, stack=150)])
   board = tuple(int(c) for c in DECK.cards[:4])

@@ -1,0 +1,148 @@
+"""Subgame spots against postflop-solver at equal threads: whole commands, side by side, alternating.
+
+Each round runs, per spot and thread count, postflop-solver's `spot` binary
+(`experiments/postflop_solver_peer`, built with rayon: `RAYON_NUM_THREADS` = our threads) and then
+`jaxcfr subgame` on the same spot, tree and target (DCFR to 0.5% of the pot, checked every 10
+iterations). One thread: both pinned with `taskset -c 0`; two: both free on this 2-core machine.
+Reported per solver: the solve loop with its checks (`seconds`; ours: `seconds + check_seconds`,
+which leaves out building the tree and compiling, reported as `jit_seconds`), the iterations, the
+exploitability, each player's EV, the solver's memory figure (postflop-solver's `memory_usage`; ours
+`memory_bytes`: the solver's state and the spot's arrays) and the process's peak resident memory
+(`/usr/bin/time`). Medians over the rounds.
+
+The spots (trees identical in both: postflop-solver's thresholds as ours, `--add-all-in 1.5
+--merge 0.1`):
+- `turn`: the turn benchmark spot (Td9d6hQc, full ranges, pot 200, stack 900, bets 60%, e, a,
+  raises 2.5x, a river donk bet of 50%);
+- `flop`: Qs8h3c with postflop-solver's README ranges, the same sizes (no donk bet);
+- `flop-allin`: the same flop, check or all-in on every street;
+- `flop-compact`: `flop` with `--compact` (ours only differs: each player's state over its range).
+
+    python experiments/bench_threads.py [--rounds 3] [--threads 1,2] [--spots turn,flop-allin,flop]
+      [--peer experiments/postflop_solver_peer/target/release/spot] [--out results.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PEER = 'experiments/postflop_solver_peer/target/release/spot'
+FULL = '22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,42+,32'
+OOP = '66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s'
+IP = 'QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+'
+SPOTS = {
+  'turn': {'board': 'Td9d6hQc', 'ranges': (FULL, FULL), 'bets': '60%,e,a', 'raises': '2.5x', 'donk': '50%'},
+  'flop': {'board': 'Qs8h3c', 'ranges': (OOP, IP), 'bets': '60%,e,a', 'raises': '2.5x'},
+  'flop-allin': {'board': 'Qs8h3c', 'ranges': (OOP, IP), 'bets': 'a', 'raises': 'a'},
+  'flop-compact': {
+    'board': 'Qs8h3c',
+    'ranges': (OOP, IP),
+    'bets': '60%,e,a',
+    'raises': '2.5x',
+    'compact': True,
+  },
+}
+
+
+def timed(command: list[str], threads: int, env: dict) -> tuple[str, int]:
+  """(stdout, peak resident kB) of `command`, pinned to core 0 for one thread."""
+  pin = ['taskset', '-c', '0'] if threads == 1 else []
+  with tempfile.NamedTemporaryFile('r', suffix='.time') as log:
+    done = subprocess.run(
+      ['/usr/bin/time', '-f', '%M', '-o', log.name, *pin, *command], capture_output=True, text=True, env=env
+    )
+    if done.returncode:
+      raise RuntimeError(f'{command[0]} failed ({done.returncode}): {done.stderr[-2000:]}')
+    return done.stdout, int(log.read().split()[-1])
+
+
+def peer(binary: str, spot: dict, threads: int) -> dict:
+  sizes = lambda text: ', '.join(text.split(','))  # noqa: E731  (its syntax: '60%, e, a')
+  command = [binary, spot['board'], '200', '900', *spot['ranges'], sizes(spot['bets']), sizes(spot['raises'])]
+  command += ['1.5', '0.1', '0.5', '0'] + ([spot['donk']] if 'donk' in spot else [])
+  out, rss = timed(command, threads, {**os.environ, 'RAYON_NUM_THREADS': str(threads)})
+  result = json.loads(out.strip().splitlines()[-1])
+  pot = 200
+  return {
+    'seconds': result['seconds'],
+    'iterations': result['iterations'],
+    'exploitability_pct': result['exploitability_pct'],
+    'ev': result['ev'],
+    'memory_bytes': result['memory_bytes'],
+    'peak_rss_bytes': rss * 1024,
+    'pot': pot,
+  }
+
+
+def ours(spot: dict, threads: int) -> dict:
+  command = [sys.executable, '-m', 'jaxcfr.cli', 'subgame', '--board', spot['board'], '--pot', '200']
+  command += ['--stack', '900', '--oop-range', spot['ranges'][0], '--ip-range', spot['ranges'][1]]
+  command += ['--bets', spot['bets'], '--raises', spot['raises'], '--add-all-in', '1.5', '--merge', '0.1']
+  command += ['--target', '0.5', '--json', '-', '--quiet']
+  command += (['--donk', spot['donk']] if 'donk' in spot else []) + (
+    ['--compact'] if spot.get('compact') else []
+  )
+  out, rss = timed(command, threads, dict(os.environ))
+  report = json.loads(out)
+  return {
+    'seconds': report['seconds'] + report['check_seconds'],
+    'iterations': report['iterations'],
+    'exploitability_pct': report['exploitability_pct'],
+    'ev': [report['ev']['oop'], report['ev']['ip']],
+    'memory_bytes': report['memory_bytes'],
+    'peak_rss_bytes': rss * 1024,
+    'jit_seconds': report['jit_seconds'],
+  }
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--rounds', type=int, default=3)
+  parser.add_argument('--threads', default='1,2')
+  parser.add_argument('--spots', default='turn,flop-allin,flop')
+  parser.add_argument('--peer', default=PEER)
+  parser.add_argument('--out', help='append each solve as a JSON line here')
+  args = parser.parse_args()
+  names = args.spots.split(',')
+  unknown = [n for n in names if n not in SPOTS]
+  if unknown or not re.fullmatch(r'[12](,[12])*', args.threads):
+    parser.error(f'spots are {", ".join(SPOTS)}; threads 1 and/or 2 (got {args.spots!r}, {args.threads!r})')
+  rows = {}
+  for round_ in range(args.rounds):
+    for name in names:
+      for threads in map(int, args.threads.split(',')):
+        pair = {'peer': peer(args.peer, SPOTS[name], threads), 'ours': ours(SPOTS[name], threads)}
+        for who, result in pair.items():
+          line = {'round': round_, 'spot': name, 'threads': threads, 'solver': who, **result}
+          print(json.dumps(line), flush=True)
+          if args.out:
+            with open(args.out, 'a') as file:
+              file.write(json.dumps(line) + '\n')
+          rows.setdefault((name, threads, who), []).append(result)
+  print(
+    '\n| spot | threads | postflop-solver s | ours s | ratio (peer / ours) | iterations '
+    '| memory, peer / ours | peak RSS, peer / ours |'
+  )
+  print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+  median = lambda key, runs: statistics.median(r[key] for r in runs)  # noqa: E731
+  for name in names:
+    for threads in map(int, args.threads.split(',')):
+      p, o = rows[(name, threads, 'peer')], rows[(name, threads, 'ours')]
+      ratio = statistics.median(a['seconds'] / b['seconds'] for a, b in zip(p, o, strict=True))
+      print(
+        f'| {name} | {threads} | {median("seconds", p):.2f} | {median("seconds", o):.2f} | {ratio:.2f} | '
+        f'{median("iterations", p):.0f} / {median("iterations", o):.0f} | '
+        f'{median("memory_bytes", p) / 1e6:,.0f} / {median("memory_bytes", o) / 1e6:,.0f} MB | '
+        f'{median("peak_rss_bytes", p) / 1e6:,.0f} / {median("peak_rss_bytes", o) / 1e6:,.0f} MB |'
+      )
+
+
+if __name__ == '__main__':
+  main()
