@@ -15,6 +15,7 @@ and judging the policy (best responses) do not.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import statistics
 import time
@@ -108,6 +109,7 @@ def train(
   warm_up: bool = False,
   max_bytes: int | None = None,
   policy: bool = True,
+  programs: dict | None = None,
 ) -> Result:
   """Runs `solver` on the compiled `game` until `iterations` (a total) or `seconds` of
   solving, whichever comes first, evaluating exact exploitability along the way.
@@ -147,6 +149,9 @@ def train(
     max_bytes: a run whose compiled iteration needs more memory (XLA's account,
       `memory.program_bytes`) stops with `MemoryLimitError` once compiled, before any iteration or
       save (None: no limit).
+    programs: a dict kept across runs of one solver (its algorithm and hyper-parameters) on games
+      of one shape, such as many spots of one tree: the second and later runs take the first's
+      compiled programs (and their timings) from it instead of tracing and compiling again.
   """
   _check_request(
     iterations, seconds, eval_every, eval_every_seconds, eval_at, target, evaluate,
@@ -162,7 +167,7 @@ def train(
     checkpointer, existing = open_checkpoints(checkpoint_dir, keep_checkpoints, resume)
   if not policy and evaluate and solver.evaluate_average is None:
     raise ValueError('policy=False needs a solver whose checks read its state (Solver.evaluate_average)')
-  programs = _compile(game, solver, key, evaluate, warm_up, policy)
+  programs = _compile(game, solver, key, evaluate, warm_up, policy, programs)
   if max_bytes is not None:
     _check_memory(programs, max_bytes)
   identity = _identity(game, solver, key, seed, checkpointer is not None, identity)
@@ -216,12 +221,22 @@ class _Programs(NamedTuple):
   check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
 
 
-def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True) -> _Programs:
+def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True, cache=None) -> _Programs:
   """Compiles the run's programs (see `train`: the chunk, the average policy, the check) and times one
-  average policy and one check."""
+  average policy and one check; with `cache` (a dict), takes them from there for a game of the same
+  structure, shapes and types as an earlier run's, else keeps them there."""
   jit_start = time.perf_counter()
   # On a sharded game (`sharding.shard_game`) the state is split like the game and stays so.
   state = sharding.shard_state(solver.init(game, key), game)
+  signature = None
+  if cache is not None:
+    leaves, structure = jax.tree.flatten(game)
+    shapes = tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
+    signature = (structure, shapes, exact, warm_up, policy)
+    if signature in cache:  # compiled and warmed up already
+      hit = cache[signature]
+      state = _placed(state, hit.run_chunk)
+      return hit._replace(state=state, jit_seconds=time.perf_counter() - jit_start)
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
   # A solver that evaluates its average from its own state: its checks need no laid-out policy. On a
   # game of small arrays they run in the chunk's program, after its iterations (`_with_check`); a
@@ -233,15 +248,28 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True)
     step = backend.jit(_with_check(solver), game).lower(state, game, np.int32(1), np.bool_(False)).compile()
     run_chunk = lambda state, game, steps: step(state, game, steps, np.bool_(False))[0]  # noqa: E731
   else:
-    run_chunk = (
-      backend.jit(lambda s, g, n: protocol.run(solver, s, g, n), game, **placed)
+    # A game that asks for it (a subgame: on a flop its state is gigabytes) has its state go in and the
+    # next come out in the same buffers (donated): one state in memory, not two. The loop never reads
+    # a state it has passed on.
+    donated = bool(getattr(game, 'donate_state', False)) and not placed
+    compiled = (
+      backend.jit(
+        lambda s, g, n: protocol.run(solver, s, g, n), game, donate_argnums=0 if donated else (), **placed
+      )
       .lower(state, game, jnp.asarray(1, jnp.int32))
       .compile()
     )
+    run_chunk = functools.partial(_donated, compiled) if donated else compiled
+    state = _placed(state, run_chunk)
   make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile() if policy else None
-  if warm_up:  # two calls: the second is still slower than later ones
+  # Two calls: the second is still slower than later ones. Not where the program takes its state
+  # donated and the state is large (a flop's): a copy to donate would hold it twice, for a warm-up
+  # that is nothing beside such a solve.
+  donating = isinstance(run_chunk, functools.partial)
+  if warm_up and not (donating and memory.nbytes(state) > WARM_UP_COPY_BYTES):
     for _ in range(2):
-      jax.block_until_ready(run_chunk(state, game, np.int32(1)))
+      copy = jax.tree.map(jnp.copy, state) if donating else state
+      jax.block_until_ready(run_chunk(copy, game, np.int32(1)))
   jit_seconds = time.perf_counter() - jit_start
   start = time.perf_counter()
   policy = jax.block_until_ready(make_policy(state, game)) if policy else None
@@ -261,14 +289,61 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True)
       evaluate = backend.jit(_packed(evaluate_profile), game).lower(policy, game).compile()
     jit_seconds += time.perf_counter() - jit_start
     evaluation_seconds = median_seconds(evaluate, state if from_state else policy, game)
-  return _Programs(
+  programs = _Programs(
     state, run_chunk, make_policy, evaluate, step, exact, from_state, in_chunk, jit_seconds,
     policy_seconds_once, evaluation_seconds, check_cost,
   )  # fmt: skip
+  if cache is not None:
+    cache[signature] = programs._replace(state=None)
+  return programs
+
+
+# The largest state copied for `train(warm_up=True)`'s calls when the chunk's program takes it donated.
+WARM_UP_COPY_BYTES = 2**28
+
+
+def _placed(state, run_chunk):
+  """`state` on the devices and shardings the chunk's program takes it in (a subgame whose river cards
+  are split over devices takes its blocks' state split), moved a leaf at a time: otherwise every
+  first call would copy the whole state across, holding it twice."""
+  program = run_chunk.args[0] if isinstance(run_chunk, functools.partial) else run_chunk
+  shardings = getattr(program, 'input_shardings', None)
+  if shardings is None:
+    return state
+  leaves, structure = jax.tree.flatten(state)
+  del state  # each leaf's old buffer goes as its new one comes
+  for i, target in enumerate(jax.tree.leaves(shardings[0][0])):
+    if not leaves[i].sharding.is_equivalent_to(target, leaves[i].ndim):
+      leaves[i] = jax.device_put(leaves[i], target)
+  return jax.tree.unflatten(structure, leaves)
+
+
+def _donated(compiled, state, game, steps):
+  """The chunk's program `compiled`, which takes `state` donated."""
+  return compiled(_distinct(state), game, steps)
+
+
+def _distinct(state):
+  """`state` with no buffer in two places, which a program that takes it donated refuses: a solver's
+  `init` may use one array of zeros twice, and moving that array onto several devices may keep its
+  buffer as one device's copy of both."""
+  seen = set()
+
+  def one(x):
+    buffers = {(s.device, s.data.unsafe_buffer_pointer()) for s in x.addressable_shards}
+    if buffers & seen:
+      x = jnp.copy(x)
+      buffers = {(s.device, s.data.unsafe_buffer_pointer()) for s in x.addressable_shards}
+    seen.update(buffers)
+    return x
+
+  return jax.tree.map(one, state)
 
 
 def _check_memory(programs: _Programs, limit: int) -> None:
-  needed = memory.program_bytes(programs.step or programs.run_chunk)
+  chunk = programs.run_chunk
+  chunk = chunk.args[0] if isinstance(chunk, functools.partial) else chunk  # `_donated`'s program
+  needed = memory.program_bytes(programs.step or chunk)
   if needed is not None and needed > limit:
     raise MemoryLimitError(
       f'an iteration needs about {memory.format_bytes(needed)} of memory, more than the limit of '

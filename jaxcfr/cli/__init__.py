@@ -110,6 +110,13 @@ def _start_jax(args) -> None:
   if processes > 1 and devices % processes:
     raise UsageError(f'--devices {devices} must be a multiple of the process count {processes}')
   local = devices // processes  # each process's share of --devices
+  if args.command == 'subgame' and not _backend_started():
+    # Its turn and flop solves split their river cards over host devices, one core each: XLA's own
+    # threads on top of them only contend.
+    local = args.threads or _cores()
+    if 'xla_cpu_multi_thread_eigen' not in flags:
+      flags = f'{flags} --xla_cpu_multi_thread_eigen=false'.strip()
+      os.environ['XLA_FLAGS'] = flags
   if local > 1 and 'xla_force_host_platform_device_count' not in flags:
     # On a CPU, N host devices run N traversal shards on N threads (cores); other backends ignore
     # this. It takes effect if no JAX backend has started yet (importing jax starts none).
@@ -123,6 +130,21 @@ def _start_jax(args) -> None:
     jax.config.update('jax_enable_x64', True)
   if not args.no_cache and os.environ.get(backend.NO_CACHE_ENV, '') in ('', '0'):
     backend.enable_compilation_cache()
+
+
+def _backend_started() -> bool:
+  """Whether JAX's backend has started in this process (a caller's, as in the tests): XLA_FLAGS set
+  now would not take effect, and would reach the subprocesses it starts."""
+  bridge = sys.modules.get('jax._src.xla_bridge')
+  return bool(bridge and getattr(bridge, 'backends_are_initialized', lambda: False)())
+
+
+def _cores() -> int:
+  """The CPU cores this process may run on."""
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # not on Linux
+    return os.cpu_count() or 1
 
 
 def _start_processes(args) -> int:

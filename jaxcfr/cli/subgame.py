@@ -92,6 +92,11 @@ def add_parser(commands) -> None:
   )  # fmt: skip
   run.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   run.add_argument(
+    '--threads', type=common.positive_count, metavar='N',
+    help="CPU cores a turn or flop solve runs on: its river cards split over N host devices, one core "
+    'each (default: the cores this process may use; a GPU solve ignores it)',
+  )  # fmt: skip
+  run.add_argument(
     '--max-memory', type=common.non_negative_number, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
     help=f'refuse a spot needing more memory (default {defaults.MAX_BYTES / 2**30:g} GiB; 0: no limit)',
   )  # fmt: skip
@@ -240,6 +245,9 @@ def run(args) -> int:
 
 
 SPOT_FLAGS = ('--board', '--pot', '--stack', '--oop-range', '--ip-range')
+# --spots pads each spot's hands (zero-weight hands the board leaves) to a multiple of this, so that
+# spots of one tree on other boards share array shapes, and compile their programs once.
+SPOTS_HANDS_MULTIPLE = 64
 SPOT_KEYS = {
   'board': str, 'pot': int, 'stack': int, 'oop_range': str, 'ip_range': str, 'bets': str, 'raises': str,
   'donk': str, 'raise_cap': int, 'force_all_in': float, 'add_all_in': float, 'merge': float,
@@ -306,18 +314,19 @@ def _run_spots(args, log) -> int:
     if not to_stdout:
       outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json', '.jsonl'))
   dtype = jnp.dtype(args.dtype)
-  results, bad = [], 0
+  results, bad, programs = [], 0, {}  # spots of one shape share their compiled programs
   for number, line in enumerate(lines, 1):
     if not line.strip():
       continue
     try:
       spec = _spot(line, args)
       game = spec.build(
-        dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact
-      )
+        dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
+        SPOTS_HANDS_MULTIPLE,
+      )  # fmt: skip
       result = solving.solve(
         game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
-        seconds=args.seconds, eval_every=args.eval_every, dtype=dtype,
+        seconds=args.seconds, eval_every=args.eval_every, dtype=dtype, programs=programs,
       )  # fmt: skip
     except (ValueError, TrainingError) as error:
       bad += 1

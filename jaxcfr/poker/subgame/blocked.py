@@ -46,6 +46,8 @@ class Blocks:
   decision_source: jax.Array | None  # [D] int32 at the top: each whole-tree decision row's row in
   # the parts' layout (upper's rows, then the blocks', block-major, nested alike); the padding row
   # (the layout's size) for padding. None in a nested forest.
+  shards: int = 1  # where `forest` is the river's: the devices its blocks are split over (a divisor
+  # of the block count; `solver.over_blocks` runs each device's share on that device)
 
   @property
   def num_blocks(self) -> int:
@@ -67,7 +69,7 @@ jax.tree_util.register_dataclass(
     'block_board',
     'decision_source',
   ],
-  meta_fields=['upper_rows', 'forest_rows'],
+  meta_fields=['upper_rows', 'forest_rows', 'shards'],
 )
 
 
@@ -77,11 +79,12 @@ def _copy(node, parent: int, children: list, dealt=None):
   )
 
 
-def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
+def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Blocks | None:
   """The blocks of a turn or flop tree built without padding (`subgame.build_tree(config)`), whose
   parts `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module
   sits below `subgame`); None for other trees (a river tree is one block already) and for trees in
-  which no decision follows a deal."""
+  which no decision follows a deal. The river cards' blocks are split over the most of `devices`
+  that divides their count (`Blocks.shards`)."""
   info = tree.info
   config, nodes = info.config, info.nodes
   if config.street == 3 or any(d < 0 for d in info.decisions) or not info.river_keys:
@@ -100,7 +103,10 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
   source = jnp.asarray(source)
   if isinstance(blocks.forest, Blocks):
     forest = dataclasses.replace(
-      blocks.forest, block_card=jnp.asarray(dealt[..., 1]), block_board=jnp.asarray(boards)
+      blocks.forest,
+      block_card=jnp.asarray(dealt[..., 1]),
+      block_board=jnp.asarray(boards),
+      shards=shards_of(dealt.shape[1], devices),
     )
     cards, boards = dealt[:, 0, 0], np.zeros(len(dealt), np.int32)
     return dataclasses.replace(
@@ -111,8 +117,17 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32) -> Blocks | None:
       decision_source=source,
     )
   return dataclasses.replace(
-    blocks, block_card=jnp.asarray(dealt[:, 0]), block_board=jnp.asarray(boards), decision_source=source
+    blocks,
+    block_card=jnp.asarray(dealt[:, 0]),
+    block_board=jnp.asarray(boards),
+    decision_source=source,
+    shards=shards_of(len(dealt), devices),
   )
+
+
+def shards_of(blocks: int, devices: int) -> int:
+  """The most of `devices` that divides `blocks` evenly (each device then runs as many blocks)."""
+  return max(d for d in range(1, max(devices, 1) + 1) if blocks % d == 0)
 
 
 def _map_nested(function, nested):

@@ -174,6 +174,10 @@ class Subgame:
     matrix products."""
     return self.tree.info.config.street != 3
 
+  # For `training.train`: the iterations' program takes the state donated (its next state in the same
+  # buffers), so that a flop's state, gigabytes, is in memory once.
+  donate_state = True
+
   @property
   def classic_emitters(self) -> bool:
     """For `backend.compiler_options`: a blocked turn tree compiles faster and runs a little faster
@@ -513,6 +517,7 @@ def make_spot(
   dtype=jnp.float32,
   showdown_by: str = 'auto',
   range_hands: bool = False,
+  hands_multiple: int = 0,
 ) -> Spot:
   """The spot arrays: `board` card ids, `ranges` two [1326] weight arrays (OOP, IP) in HOLES order.
 
@@ -520,7 +525,10 @@ def make_spot(
   `range_hands`, the hands are those in either range only (the hands of weight 0 in both change no
   value: their reach is 0, and what they would play weighs nothing), so that every array of the
   solve spans fewer hands, OOP's alone first, then both players', then IP's alone (each in HOLES
-  order; `Spot.hand_split`); else every hole pair the board leaves, in HOLES order.
+  order; `Spot.hand_split`); else every hole pair the board leaves, in HOLES order. With
+  `hands_multiple` too, hands of weight 0 that the board leaves follow, up to a multiple of it, so
+  that spots on other boards share array shapes (and compiled programs); `hand_split` is then None
+  (no per-player layout).
   """
   board = tuple(int(c) for c in board)
   config = tree.info.config
@@ -537,8 +545,12 @@ def make_spot(
   if range_hands:  # OOP's alone, both players', IP's alone
     oop, ip = weights > 0
     order = np.concatenate([np.flatnonzero(oop & ~ip), np.flatnonzero(oop & ip), np.flatnonzero(ip & ~oop)])
-    hands, weights = hands[order], weights[:, order]
     split = (int(oop.sum()), int(ip.sum()))
+    if hands_multiple:
+      padded = min(len(hands), -(-len(order) // hands_multiple) * hands_multiple)
+      order = np.concatenate([order, np.flatnonzero(~(oop | ip))[: padded - len(order)]])
+      split = None
+    hands, weights = hands[order], weights[:, order]
   remaining = np.array([c for c in deck.cards if c not in board], np.int32)
   card_mask = np.ones((len(remaining) + 1, len(hands)), bool)
   card_mask[:-1] = ~(hands[None, :, :] == remaining[:, None, None]).any(-1)
@@ -547,7 +559,9 @@ def make_spot(
     showdown_by = showdown_method(len(boards), len(hands), dtype)
   if showdown_by not in ('sweep', 'matrix'):
     raise ValueError(f"showdown_by is 'sweep', 'matrix' or 'auto', got {showdown_by!r}")
-  tables = showdown.showdown_tables(hands, boards, dtype if showdown_by == 'matrix' else None)
+  # Padded hands come with padded per-card lists: one shape for spots of one tree on other boards.
+  width_multiple = 32 if hands_multiple else 1
+  tables = showdown.showdown_tables(hands, boards, dtype if showdown_by == 'matrix' else None, width_multiple)
   river_mask = ~(hands[None, :, :, None] == boards[:, None, None, :]).any(axis=(-1, -2))
   return Spot(
     jnp.asarray(np.array(board, np.int32)),
@@ -573,23 +587,32 @@ def build_subgame(
   range_hands: bool = False,
   nodes=None,
   per_player: bool = False,
+  devices: int | None = None,
+  hands_multiple: int = 0,
 ) -> Subgame:
   """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it;
   `showdown_by` and `range_hands` as in `make_spot`; `nodes`: `tree.build(config)`'s, if at hand;
   `per_player` with `range_hands`: the solver keeps each player's edges over that player's hands
-  alone (`solver.packed`: less memory, more time).
+  alone (`solver.packed`: less memory, more time); `hands_multiple` (without `per_player`) as in
+  `make_spot`.
   With `blocks` (by default on a CPU) a turn or flop tree without a `shape` comes with its
   `blocked.Blocks`, so that the solver runs the part below each deal one card at a time: faster
   iterations on a CPU, where the whole tree's passes stream its arrays through memory (a GPU wants a
   turn tree's whole arrays), and on a flop tree passes that hold one turn card's arrays at a time
-  (so flop trees come in blocks by default on every backend)."""
+  (so flop trees come in blocks by default on every backend). The river cards' blocks are split
+  over `devices` (default: all local devices; on a CPU, `--xla_force_host_platform_device_count`
+  host devices run on as many cores), or the most of them that divides the cards' count."""
   nodes = build(config) if nodes is None else nodes
   arrays = functools.partial(tree_arrays, by_actor=range_hands and per_player)
   tree = arrays(config, nodes, dtype, shape)
   if blocks is None:
     blocks = jax.default_backend() == 'cpu' or config.street == 1
-  parts = blocked.build_blocks(tree, arrays, dtype) if blocks and shape is None else None
-  return Subgame(tree, make_spot(tree, board, ranges, deck, dtype, showdown_by, range_hands), parts)
+  devices = jax.local_device_count() if devices is None else devices
+  parts = blocked.build_blocks(tree, arrays, dtype, devices) if blocks and shape is None else None
+  if per_player and hands_multiple:
+    raise ValueError('per_player keeps each player its own hands: it takes no hands_multiple')
+  spot = make_spot(tree, board, ranges, deck, dtype, showdown_by, range_hands, hands_multiple)
+  return Subgame(tree, spot, parts)
 
 
 # The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].

@@ -102,9 +102,13 @@ def sign_matrix(hands: np.ndarray, strength: np.ndarray) -> np.ndarray:
   )
 
 
-def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) -> ShowdownTables:
+def showdown_tables(
+  hands: np.ndarray, boards: np.ndarray, matrix_dtype=None, width_multiple: int = 1
+) -> ShowdownTables:
   """The sweep's tables for hands [H, 2] on river boards [R, 5] (host NumPy, once per spot); with a
-  `matrix_dtype`, also the sign matrix of the matrix-product method in that dtype."""
+  `matrix_dtype`, also the sign matrix of the matrix-product method in that dtype. Each card's list
+  of hands is padded to the longest, rounded up to a multiple of `width_multiple` (so that spots on
+  other boards share shapes)."""
   num_hands = len(hands)
   strength = strengths(hands, boards)  # [R, H]
   matrix = None
@@ -121,6 +125,7 @@ def showdown_tables(hands: np.ndarray, boards: np.ndarray, matrix_dtype=None) ->
   # The hands that hold each card (the same on every board), sorted by strength on each board.
   holders = [np.flatnonzero((hands == c).any(axis=1)) for c in range(52)]
   width = max(1, max(len(h) for h in holders))
+  width = -(-width // width_multiple) * width_multiple
   card_hands = np.full((52, width), num_hands, np.int32)
   for c, h in enumerate(holders):
     card_hands[c, : len(h)] = h

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcfr import algorithms, solvers
 from jaxcfr.poker import defaults
@@ -141,6 +142,26 @@ def over_blocks(one_block, parts, inputs, value_shape, dtype, per_step: int | No
   if rest:
     parts, summed = run(steps * per_step, rest, parts, summed)
   return parts, summed
+
+
+def part_blocks(part, one_block, parts, inputs, value_shape, dtype, per_step: int | None = None):
+  """`over_blocks` over the blocks of `part` (a `blocked.Blocks`); where its blocks are split over
+  devices (`part.shards` > 1), each device runs its share of them (on a CPU, host devices: one core
+  each), and the root values are summed across the devices."""
+  if part.shards == 1:
+    return over_blocks(one_block, parts, inputs, value_shape, dtype, per_step)
+  mesh = jax.sharding.Mesh(np.array(jax.local_devices()[: part.shards]), ('blocks',))
+
+  def share(parts, inputs):
+    parts, summed = over_blocks(one_block, parts, inputs, value_shape, dtype, per_step)
+    return parts, jax.lax.psum(summed, 'blocks')
+
+  blocks = jax.sharding.PartitionSpec('blocks')
+  # check_vma off: the loop's running sum starts as zeros on every device and becomes per-device.
+  shard = jax.shard_map(
+    share, mesh=mesh, in_specs=blocks, out_specs=(blocks, jax.sharding.PartitionSpec()), check_vma=False
+  )
+  return shard(parts, inputs)
 
 
 def _sum_axis1(x: jax.Array) -> jax.Array:
@@ -445,8 +466,8 @@ def _evaluate_part(part, spot, weights: list, root_reach, mask, cards) -> jax.Ar
 
   shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
   inputs = (tuple(weights[split:]), block_boards, inner, block_cards)
-  per_step = None if mask is None else _nested_step(forest, part.num_blocks)
-  _, summed = over_blocks(one_block, (), inputs, shape, spot.ranges.dtype, per_step)
+  per_step = None if mask is None else _nested_step(forest, part.num_blocks // part.shards)
+  _, summed = part_blocks(part, one_block, (), inputs, shape, spot.ranges.dtype, per_step)
   terminals = _upper_terminals(upper, spot, mask)
 
   def root(player, summed):
@@ -614,8 +635,9 @@ def _part_half(
 
   shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
   inputs = (forest_played, block_boards, inner, block_cards)  # per block, beside its state parts
-  per_step = None if mask is None else _nested_step(forest, part.num_blocks)
-  forest_parts, summed = over_blocks(one_block, forest_parts, inputs, shape, spot.ranges.dtype, per_step)
+  per_step = None if mask is None else _nested_step(forest, part.num_blocks // part.shards)
+  dtype = spot.ranges.dtype
+  forest_parts, summed = part_blocks(part, one_block, forest_parts, inputs, shape, dtype, per_step)
   chance = functools.partial(_chance_values, part, players, summed)
   upper_folds = _upper_terminals(upper, spot, mask)
   values = half(config, upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)

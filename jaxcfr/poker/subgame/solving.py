@@ -30,6 +30,7 @@ from jaxcfr import memory, outputs, training
 from jaxcfr.poker import defaults
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
+from jaxcfr.poker.subgame import blocked as blocked_module
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import showdown, tree
 from jaxcfr.poker.subgame import solver as solver_module
@@ -76,13 +77,15 @@ class SpotSpec:
     max_bytes: int | None = defaults.MAX_BYTES,
     state_arrays: int = 2,
     compact: bool = False,
+    hands_multiple: int = 0,
   ) -> subgame.Subgame:
     """The subgame over the hands of the two ranges (`make_spot`'s `range_hands`); `PokerInputError`
     with one line for bad input, or for a tree whose solve would need more than `max_bytes` of
     memory (None: no limit; `estimated_bytes`, with `state_arrays` arrays of the solver's state
     per action and hand), before any array is made. With `compact`, or where the spot fits
     `max_bytes` only so, the solver keeps each player's edges over that player's hands alone
-    (`build_subgame`'s `per_player`: less memory, slower iterations)."""
+    (`build_subgame`'s `per_player`: less memory, slower iterations); else `hands_multiple` pads
+    the hands as `make_spot` does, so that spots of one tree on other boards share programs."""
     deck = self.deck()
     board = cards.parse_board(self.board, deck)
     config = self.config()
@@ -98,7 +101,13 @@ class SpotSpec:
       hands = int((on_board[0] | on_board[1]).sum()), int(on_board[0].sum()), int(on_board[1].sum())
       blocked = config.street == 1 or (config.street == 2 and jax.default_backend() == 'cpu')
       cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
-      need = functools.partial(estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays)
+      street_two_blocked = blocked and config.street == 2
+      # A turn's river cards split over devices: a block's passes on each at once (a flop's blocks,
+      # a turn card's whole subtree, already hold more than its river cards' share of them).
+      shards = blocked_module.shards_of(cards_dealt, jax.local_device_count()) if street_two_blocked else 1
+      need = functools.partial(
+        estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards
+      )
       compact = compact or (blocked and need() > max_bytes)
       if need(per_player=compact) > max_bytes:
         raise PokerInputError(
@@ -108,8 +117,9 @@ class SpotSpec:
           'later street'
         )
     game = subgame.build_subgame(
-      config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact
-    )
+      config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact,
+      hands_multiple=0 if compact else hands_multiple,
+    )  # fmt: skip
     if float(subgame.normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')
     return game
@@ -131,12 +141,19 @@ _BYTES_FACTOR = 16
 
 
 def estimated_bytes(
-  counts: dict, hands, dtype=jnp.float32, blocks: int = 0, state_arrays: int = 2, per_player: bool = False
+  counts: dict,
+  hands,
+  dtype=jnp.float32,
+  blocks: int = 0,
+  state_arrays: int = 2,
+  per_player: bool = False,
+  shards: int = 1,
 ) -> int:
   """About how much memory solving a tree with these counts (`tree.describe`) takes, over `hands`:
   (both ranges' hands, OOP's, IP's), or one count for all three; `blocks`: the cards of the first
   deal of a tree solved in blocks (0: the whole tree at once); `per_player`: each player's edges
-  kept over that player's hands alone (else over both ranges').
+  kept over that player's hands alone (else over both ranges'); `shards`: the devices whose blocks'
+  passes are live at once.
 
   Whole tree: `_BYTES_FACTOR` per (node + decision node x action) x hand and byte of the float
   type. In blocks (`blocked.Blocks`): the state, `state_arrays` numbers per action of each player's
@@ -152,7 +169,7 @@ def estimated_bytes(
   if not per_player:
     oop = ip = union
   state = state_arrays * (counts['edges'][0] * oop + counts['edges'][1] * ip) * size
-  passes = _BYTES_FACTOR * (counts['nodes'] // blocks + 1) * union * size
+  passes = _BYTES_FACTOR * (counts['nodes'] // blocks + 1) * union * size * shards
   return int(2 * state + passes)
 
 
@@ -211,6 +228,9 @@ def equities(game: subgame.Subgame) -> jax.Array:
   return jnp.stack(out) / subgame.normalizer(game)
 
 
+_equities = jax.jit(equities)  # one program per tree shape, not its operations one by one
+
+
 def solve(
   spec: SpotSpec | subgame.Subgame,
   algorithm: str = defaults.ALGORITHM,
@@ -221,11 +241,13 @@ def solve(
   eval_every: int = defaults.EVAL_EVERY,
   dtype=jnp.float32,
   on_progress: Callable | None = None,
+  programs: dict | None = None,
   **hyperparameters,
 ) -> SubgameResult:
   """Solves a spot until its exploitability is at most `target_pct` % of the pot (checked every
   `eval_every` iterations), or `iterations` (default 1,000 when only a target is given), or
-  `seconds` of solving."""
+  `seconds` of solving. `programs`: a dict kept across solves with one algorithm and its
+  hyper-parameters, so that spots of one shape compile their programs once (`training.train`)."""
   game = spec.build(dtype, state_arrays=state_arrays(algorithm)) if isinstance(spec, SpotSpec) else spec
   pot = game.tree.info.config.pot
   if iterations is None and seconds is None:
@@ -235,7 +257,7 @@ def solve(
   # A blocked tree's policy laid out is as large as its state (a flop's, gigabytes): made if asked for.
   result = training.train(
     game, solver, iterations=iterations, seconds=seconds, eval_every=eval_every, target=target,
-    on_progress=on_progress, warm_up=True, policy=game.blocks is None,
+    on_progress=on_progress, warm_up=True, policy=game.blocks is None, programs=programs,
   )  # fmt: skip
   values = np.asarray(result.values)
   return SubgameResult(
@@ -250,7 +272,7 @@ def solve(
     exploitability=result.exploitability,
     exploitability_pct=100 * result.exploitability / pot,
     ev=[float(v + pot / 2) for v in values],
-    equity=[float(e) for e in jax.device_get(equities(game))],
+    equity=[float(e) for e in jax.device_get(_equities(game))],
     memory_bytes=memory.nbytes(result.state) + memory.nbytes(game),
     curve=[{**point, 'exploitability_pct': 100 * point['exploitability'] / pot} for point in result.curve],
     state=result.state,
@@ -284,6 +306,14 @@ def _strength(name: str) -> float:
   return 1000 * pair + 20 * high + low + 0.5 * name.endswith('s')
 
 
+def devices(game: subgame.Subgame) -> int:
+  """The devices a game's river cards are split over (`blocked.Blocks.shards`; 1 where none are)."""
+  blocks = game.blocks
+  while blocks is not None and isinstance(blocks.forest, blocked_module.Blocks):
+    blocks = blocks.forest
+  return 1 if blocks is None else blocks.shards
+
+
 def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
   """The result as JSON holds it."""
   payload = {
@@ -301,6 +331,7 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
     'hands': result.game.num_hands,
     'nodes': result.game.tree.num_nodes,
     'decision_nodes': result.game.tree.num_decisions,
+    'devices': devices(result.game),
     'curve': result.curve,
   }
   if spec is not None:

@@ -311,9 +311,10 @@ def test_turn_and_flop_match_the_oracle(oracle, street):
 
 def test_a_flop_in_blocks_over_the_ranges_hands_matches_the_oracle(oracle):
   """The layout a flop spot is solved in (turn cards in blocks, river cards in blocks inside them,
-  each player's edges over that player's range only): the solver's own check (`evaluate_average` of the state's
-  average weights) gives OpenSpiel's values, best responses and NashConv of the same policy, to
-  1e-6, and the policy goes through the state's layout and back unchanged on each player's hands."""
+  each player's edges over that player's range only): the solver's own check (`evaluate_average` of
+  the state's average weights) gives OpenSpiel's values, best responses and NashConv of the same
+  policy, to 1e-6, and the policy goes through the state's layout and back unchanged on each
+  player's hands."""
   game, spot, compiled = oracle_spot(1, 100, seed=2)
   board = cards.parse_board(FLOP_BOARD, FLOP_DECK)
   config = fcpa_config(1, 100, 100, FLOP_DECK)

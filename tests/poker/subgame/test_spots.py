@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from cli_runner import run_cli
 
 GOOD = {'board': 'Td9d6hQc3s', 'pot': 200, 'stack': 900, 'oop_range': 'QQ+,AK', 'ip_range': 'JJ+,AQ+'}
@@ -35,7 +36,9 @@ def test_spots_solve_in_one_process_and_bad_lines_are_named(tmp_path):
   )  # fmt: skip
   assert code == 0, err
   alone = json.loads(out)
-  assert alone['ev'] == results[0]['ev'] and alone['exploitability'] == results[0]['exploitability']
+  # --spots pads the hands with hands of weight 0 (shared shapes): float32 sums in another order.
+  assert results[0]['ev'] == {k: pytest.approx(v, rel=1e-6) for k, v in alone['ev'].items()}
+  assert results[0]['exploitability'] == pytest.approx(alone['exploitability'], rel=1e-4, abs=1e-6)
 
 
 def test_spots_take_no_single_spot_flags(tmp_path):
@@ -45,3 +48,78 @@ def test_spots_take_no_single_spot_flags(tmp_path):
   assert code == 2 and 'drop --board' in err
   code, out, err = run_cli('subgame', '--spots', str(tmp_path / 'missing.jsonl'))
   assert code == 2 and 'cannot read' in err
+
+
+def test_padded_hands_share_shapes_and_change_no_value():
+  """`hands_multiple` (what --spots uses): spots on two boards get the same hand count, a multiple of
+  it, and the same pytree structure, and each solves to the values of its unpadded spot (the
+  padding hands weigh 0)."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+  import numpy as np  # noqa: PLC0415
+
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+
+  counts = []
+  for board in ('Td9d6hQc3s', '2c7d8hKsAs'):
+    spec = solving.SpotSpec(board, 200, 900, (GOOD['oop_range'], GOOD['ip_range']), '50%,a', '')
+    plain, padded = spec.build(jnp.float64), spec.build(jnp.float64, hands_multiple=32)
+    assert padded.num_hands % 32 == 0 and padded.num_hands > plain.num_hands
+    counts.append(padded.num_hands)
+    results = [solving.solve(g, target_pct=None, iterations=30, dtype=jnp.float64) for g in (plain, padded)]
+    assert results[0].exploitability > 1e-3
+    np.testing.assert_allclose(results[1].exploitability, results[0].exploitability, rtol=1e-9)
+    np.testing.assert_allclose(results[1].ev, results[0].ev, rtol=1e-9)
+    counts.append(jax.tree.structure(padded))
+  assert counts[0] == counts[2] and counts[1] == counts[3]  # one shape: one compiled program
+
+
+def test_spots_of_one_shape_share_compiled_programs_and_solve_as_alone():
+  """`solve(programs=)`, as --spots uses it: the second spot of a shape takes the first's compiled
+  programs (one entry in the dict) and solves to what it solves to alone."""
+  import numpy as np  # noqa: PLC0415
+
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+
+  ranges = (GOOD['oop_range'], GOOD['ip_range'])
+  specs = [solving.SpotSpec(board, 200, 900, ranges, '50%,a', '') for board in ('Td9d6hQc3s', '2c7d8hKsAs')]
+  games = [spec.build(hands_multiple=64) for spec in specs]
+  programs = {}
+  first, second = (solving.solve(g, target_pct=None, iterations=25, programs=programs) for g in games)
+  alone = solving.solve(games[1], target_pct=None, iterations=25)
+  assert len(programs) == 1 and first.exploitability > 0
+  assert second.iterations == alone.iterations == 25
+  np.testing.assert_allclose(second.exploitability, alone.exploitability, rtol=1e-6)
+  np.testing.assert_allclose(second.ev, alone.ev, rtol=1e-6)
+
+
+def test_a_donated_state_too_large_to_copy_skips_the_warm_up(monkeypatch):
+  """A blocked turn subgame's iterations take the state donated; over `WARM_UP_COPY_BYTES` the run
+  skips its warm-up calls (which would copy the state) and solves to the same values."""
+  import jax.numpy as jnp  # noqa: PLC0415
+  import numpy as np  # noqa: PLC0415
+
+  from jaxcfr import training  # noqa: PLC0415
+  from jaxcfr.poker.rules import cards  # noqa: PLC0415
+  from jaxcfr.poker.subgame import game as subgame  # noqa: PLC0415
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+  from jaxcfr.poker.subgame.tree import TreeConfig, street_sizes  # noqa: PLC0415
+
+  deck = cards.Deck(4, 3)
+  config = TreeConfig(2, 60, 120, (street_sizes('50%', 'a'),) * 3, deck_size=deck.size)
+  rng = np.random.default_rng(3)
+  board = tuple(int(c) for c in rng.choice(deck.cards, 4, replace=False))
+  ranges = [rng.random(1326) for _ in range(2)]
+  game = subgame.build_subgame(config, board, ranges, deck, jnp.float64, blocks=True, range_hands=True)
+  assert game.blocks is not None and subgame.Subgame.donate_state
+  calls = []
+  donated = training._donated
+  monkeypatch.setattr(training, '_donated', lambda *args: calls.append(int(args[-1])) or donated(*args))
+  warm = solving.solve(game, target_pct=None, iterations=12, eval_every=4)
+  assert calls[:2] == [1, 1] and sum(calls[2:]) == 12  # two warm-up calls, then the run's
+  calls.clear()
+  monkeypatch.setattr(training, 'WARM_UP_COPY_BYTES', 0)
+  cold = solving.solve(game, target_pct=None, iterations=12, eval_every=4)
+  assert sum(calls) == 12 and cold.exploitability > 0
+  np.testing.assert_allclose(cold.exploitability, warm.exploitability, rtol=1e-9)
+  np.testing.assert_allclose(cold.ev, warm.ev, rtol=1e-9)
