@@ -24,6 +24,7 @@ for the current betting round, as `nlhe` and pokerkit count them.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from typing import NamedTuple, TextIO
 
 import numpy as np
@@ -421,17 +422,30 @@ def play(
     pass
   except KeyboardInterrupt:  # Ctrl-C: the summary, then the interruption goes on up
     say(f'\n(interrupted: hand {number} abandoned, not scored)')
-    _say_summary(summary, say)
+    _say_summary(summary, say, policy)
     raise
-  _say_summary(summary, say)
+  _say_summary(summary, say, policy)
   return summary
 
 
-def _say_summary(summary: Summary, say) -> None:
+STREETS = ('preflop', 'flop', 'turn', 'river')
+
+
+def _say_summary(summary: Summary, say, policy) -> None:
+  """The score; for a bot that times its decisions per street (the search bot's `timings`: seconds
+  per decision it worked out), the median think time on each street and how many decisions."""
   say(
     f'summary: {summary.hands} hand{"" if summary.hands == 1 else "s"} played, you {summary.chips:+d} '
     f'chips, {summary.mbb_per_hand:+.1f} mbb/hand'
   )
+  timings = getattr(policy, 'timings', None) or {}
+  streets = [
+    f'{STREETS[street]} {1000 * statistics.median(times):.0f} ms ({len(times)})'
+    for street, times in sorted(timings.items())
+    if times
+  ]
+  if streets:
+    say(f'bot think time, median per decision (decisions): {", ".join(streets)}')
 
 
 def _play_hand(policy, number, seed, rules, bot_rng, stdin, stdout, echo, say) -> int:

@@ -205,6 +205,32 @@ def test_end_of_input_quits_with_the_summary():
   assert transcript.rstrip().endswith('summary: 0 hands played, you +0 chips, +0.0 mbb/hand')
 
 
+def test_a_bot_that_times_its_decisions_gets_its_think_times_in_the_summary():
+  """A bot with per-street `timings` (the search bot's) gets one more summary line: the median think
+  time per decision on each street it decided on, and how many decisions."""
+
+  class Timed:
+    name = 'timed'
+
+    def __init__(self):
+      self.inner, self.timings = baselines.AlwaysCall(), {street: [] for street in range(4)}
+
+    def strategy(self, state, holes):
+      for street in np.asarray(state.street):
+        self.timings[int(street)].append((0.002, 0.25, 0.04, 0.06)[int(street)])
+      return self.inner.strategy(state, holes)
+
+  bot, stdout = Timed(), io.StringIO()
+  play.play(bot, seed=3, hands=2, stdin=io.StringIO('c\n' * 20), stdout=stdout)
+  lines = stdout.getvalue().rstrip().splitlines()
+  assert lines[-2].startswith('summary: 2 hands played')
+  counts = {street: len(times) for street, times in bot.timings.items()}
+  assert counts[0] and counts[1]  # it decided before and after the flop
+  names = ('preflop', 'flop', 'turn', 'river')
+  want = [f'{names[s]} {(2, 250, 40, 60)[s]} ms ({counts[s]})' for s in range(4) if counts[s]]
+  assert lines[-1] == f'bot think time, median per decision (decisions): {", ".join(want)}'
+
+
 def test_ctrl_c_prints_the_summary_and_exits_130(capsys):
   class Interrupting(io.StringIO):
     def readline(self, *args):
