@@ -160,6 +160,9 @@ class SearchConfig:
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
   gadget: str | None = defaults.GADGET  # safe river re-solves: 'resolve' or 'maxmargin' (None: unsafe)
+  # Blending: the root strategy played is (1 - alpha) the blueprint's + alpha the re-solve's, alpha =
+  # min(1, iterations / blend), so that a young search leans on the blueprint (None: the re-solve's).
+  blend: int | None = None
 
   def __post_init__(self):
     if self.think_seconds is None and self.iterations is None:
@@ -187,6 +190,8 @@ class SearchConfig:
       raise ValueError(f'gadget must be one of {", ".join(GADGETS)} or None, got {self.gadget!r}')
     if self.gadget is not None and self.warm_start[1]:
       raise ValueError('a river re-solve with a gadget starts cold: give warm_start (flop, 0)')
+    if self.blend is not None and not (isinstance(self.blend, int) and self.blend >= 1):
+      raise ValueError(f'blend must be a whole number >= 1 (iterations) or None, got {self.blend!r}')
     if 1 in self.streets and self.algorithm != 'dcfr':
       raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
 
@@ -608,7 +613,8 @@ def resolve(
   started = time.perf_counter()
   game, warm = _prepare(state, b, ranges, config, shapes, blueprint)
   policy, iterations, exploitability_pct = solve_spot(game, config, deadline, warm)
-  return _finish(state, b, game, policy, iterations, exploitability_pct, time.perf_counter() - started)
+  seconds = time.perf_counter() - started
+  return _finish(state, b, game, policy, iterations, exploitability_pct, seconds, config, blueprint)
 
 
 def resolve_batch(
@@ -641,7 +647,7 @@ def resolve_batch(
   policies, iterations, pcts = solve_spot(stack_games(games), config, deadline, warm, pots)
   share = (time.perf_counter() - started) / len(rows)
   return [
-    _finish(state, b, game, policy, iterations, float(pct), share)
+    _finish(state, b, game, policy, iterations, float(pct), share, config, blueprint)
     for b, game, policy, pct in zip(rows, games, policies, pcts, strict=True)
   ]
 
@@ -667,11 +673,35 @@ def _prepare(state, b, ranges, config, shapes, blueprint) -> tuple:
   return game, warm
 
 
-def _finish(state, b, game, policy, iterations, exploitability_pct, seconds) -> Solved:
-  """The `Solved` of hand b from its subgame's average policy [D, A, H]."""
+def _finish(
+  state, b, game, policy, iterations, exploitability_pct, seconds, config: SearchConfig, blueprint
+) -> Solved:
+  """The `Solved` of hand b from its subgame's average policy [D, A, H] (blended with the blueprint's
+  root strategy where `config.blend` says so)."""
   actions = root_action_set(state, b, game.tree.info.config)
-  probabilities = _per_pair(actions, policy[0, : actions.kind.shape[1]].T, np.asarray(game.spot.hands))
-  return Solved(actions, probabilities, iterations, exploitability_pct, seconds)
+  width, hands = actions.kind.shape[1], np.asarray(game.spot.hands)
+  root = np.asarray(policy[0, :width], np.float64)  # [A, H]
+  if config.blend is not None:
+    info = game.tree.info
+    node = int(info.decisions[0])
+    strategy = _blueprint_root(blueprint, state, b, info.nodes, node)
+    root = blended(root, strategy[:width][:, PAIR_INDEX[hands[:, 0], hands[:, 1]]], iterations, config.blend)
+  return Solved(actions, _per_pair(actions, root.T, hands), iterations, exploitability_pct, seconds)
+
+
+def _blueprint_root(blueprint, state, b, nodes, node) -> np.ndarray:
+  """[children, 1,326]: the blueprint's strategy at search-tree node `node` (for blending)."""
+  if blueprint is None:
+    raise ValueError('blending a re-solve with the blueprint needs the blueprint')
+  return blueprint_strategies(blueprint, state, b, nodes, [node])[node]
+
+
+def blended(root: np.ndarray, blueprint_root: np.ndarray, iterations: int, blend: int) -> np.ndarray:
+  """(1 - alpha) `blueprint_root` + alpha `root` (both [A, H]), alpha = min(1, iterations / blend):
+  the blueprint's strategy while the search is young, the re-solve's once it has run `blend`
+  iterations."""
+  alpha = min(1.0, iterations / blend)
+  return (1 - alpha) * blueprint_root + alpha * root
 
 
 def _per_pair(actions: nlhe.ActionSet, root: np.ndarray, hands: np.ndarray) -> np.ndarray:
@@ -714,7 +744,13 @@ def resolve_flop(
   )
   gap = depth_limited.exploitability(game, policy)
   actions = root_action_set(state, b, tree_config)
-  probabilities = _per_pair(actions, policy[0].T, runouts.hands)
+  root = np.asarray(policy[0], np.float64)  # [A, H]
+  if config.blend is not None:
+    nodes = tree.build(tree_config, first_round_only=True)
+    strategy = _blueprint_root(blueprint, state, b, nodes, int(game.origin[0]))
+    pairs = PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
+    root = blended(root, strategy[: root.shape[0]][:, pairs], iterations, config.blend)
+  probabilities = _per_pair(actions, root.T, runouts.hands)
   return Solved(
     actions, probabilities, iterations, 100 * gap / tree_config.pot, time.perf_counter() - started
   )
@@ -869,6 +905,7 @@ def search_policy(
   warm_start: int | tuple[int, int] = WARM_START,
   batch_resolves: bool | None = None,
   gadget: str | None = defaults.GADGET,
+  blend: int | None = None,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
@@ -879,7 +916,9 @@ def search_policy(
   `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
   pair (flop, river), or one count for both); `batch_resolves`: solve the turn and river re-solves
   one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
-  river safely against the blueprint ('resolve' or 'maxmargin'; default unsafe); see the module."""
+  river safely against the blueprint ('resolve' or 'maxmargin'; default unsafe); `blend`: the root
+  strategy played moves from the blueprint's to the re-solve's over this many iterations
+  (`SearchConfig.blend`; default off); see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -895,5 +934,6 @@ def search_policy(
     warm_start=warm_start,
     batch_resolves=batch_resolves,
     gadget=gadget,
+    blend=blend,
   )
   return SearchPolicy(blueprint, config, name)

@@ -655,6 +655,38 @@ def test_a_warm_start_carries_the_blueprint_into_river_re_solves():
   np.testing.assert_array_equal(first, again)
 
 
+# The flop's leaf values take about two minutes for the three bots here: behind -m slow.
+@pytest.mark.parametrize('street', [3, pytest.param(1, marks=pytest.mark.slow)])
+def test_blending_moves_the_root_from_the_blueprints_strategy_to_the_re_solves(street):
+  """`blend` = B: after N iterations the bot plays (1 - alpha) the blueprint's root strategy on the
+  search tree + alpha the re-solve's, alpha = min(1, N / B), pair by pair (river and flop re-solves;
+  B = N is the re-solve alone)."""
+  states = random_states(5, 32, 16)
+  state = nlhe.take(states, np.flatnonzero(states.street == street)[:1])
+  holes = np.broadcast_to(HOLES, (1, len(HOLES), 2))
+  options = dict(river_sizes=('50%,a', '2.5x'), streets=(street,), warm_start=0)
+  nodes = tree.build(
+    search.subgame_config(state, 0, search.SearchConfig(**options)), first_round_only=street == 1
+  )
+  blueprint = search.blueprint_strategies(Scripted(), state, 0, nodes, [0])[0].T  # [1326, A]
+  width, open_ = blueprint.shape[1], ~lbr.blocked(nlhe.visible_board(state))[0]
+
+  def played(blend):
+    bot = search.search_policy(
+      Scripted(), think_seconds=None, iterations=6, target_pct=None, blend=blend, **options
+    )
+    actions, probs = bot.strategy(state, holes)
+    match.check_strategy(bot, actions, probs[:, :1], 1)
+    return probs[0, open_, :width]
+
+  alone, quarter, whole = played(None), played(24), played(6)
+  assert np.abs(alone - blueprint[open_]).max() > 0.05  # the two differ: the check can fail
+  np.testing.assert_allclose(whole, alone, atol=1e-6)
+  np.testing.assert_allclose(quarter, 0.75 * blueprint[open_] + 0.25 * alone, atol=1e-5)
+  with pytest.raises(ValueError, match='blend must be a whole number'):
+    search.SearchConfig(blend=0)
+
+
 @pytest.mark.parametrize('gadget', [None, pytest.param('maxmargin', marks=pytest.mark.slow)])
 def test_batched_re_solves_equal_re_solves_one_by_one(monkeypatch, gadget):
   """River states after random play, asked in one query: the bot that solves them in one batch
