@@ -234,8 +234,9 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
     shapes = tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
     signature = (structure, shapes, exact, warm_up, policy)
     if signature in cache:  # compiled and warmed up already
-      hit = cache[signature]
-      state = _placed(state, hit.run_chunk)
+      hit, box = cache[signature], [state]
+      del state  # handed over: `_placed` frees each leaf as it moves
+      state = _placed(box, hit.run_chunk)
       return hit._replace(state=state, jit_seconds=time.perf_counter() - jit_start)
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
   # A solver that evaluates its average from its own state: its checks need no laid-out policy. On a
@@ -260,7 +261,9 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
       .compile()
     )
     run_chunk = functools.partial(_donated, compiled) if donated else compiled
-    state = _placed(state, run_chunk)
+    box = [state]
+    del state  # handed over: `_placed` frees each leaf as it moves
+    state = _placed(box, run_chunk)
   make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile() if policy else None
   # Two calls: the second is still slower than later ones. Not where the program takes its state
   # donated and the state is large (a flop's): a copy to donate would hold it twice, for a warm-up
@@ -302,16 +305,16 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
 WARM_UP_COPY_BYTES = 2**28
 
 
-def _placed(state, run_chunk):
-  """`state` on the devices and shardings the chunk's program takes it in (a subgame whose river cards
-  are split over devices takes its blocks' state split), moved a leaf at a time: otherwise every
-  first call would copy the whole state across, holding it twice."""
+def _placed(box: list, run_chunk):
+  """The state in `box` (a list that holds the only reference to it, which it empties) on the devices
+  and shardings the chunk's program takes it in (a subgame whose river cards are split over devices
+  takes its blocks' state split), moved a leaf at a time, each leaf's old buffer freed as its new one
+  comes: otherwise the first call would copy the whole state across, holding it twice."""
   program = run_chunk.args[0] if isinstance(run_chunk, functools.partial) else run_chunk
   shardings = getattr(program, 'input_shardings', None)
   if shardings is None:
-    return state
-  leaves, structure = jax.tree.flatten(state)
-  del state  # each leaf's old buffer goes as its new one comes
+    return box.pop()
+  leaves, structure = jax.tree.flatten(box.pop())  # the tree itself goes here: its leaves are in `leaves`
   for i, target in enumerate(jax.tree.leaves(shardings[0][0])):
     if not leaves[i].sharding.is_equivalent_to(target, leaves[i].ndim):
       leaves[i] = jax.device_put(leaves[i], target)

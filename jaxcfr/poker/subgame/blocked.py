@@ -47,7 +47,7 @@ class Blocks:
   # the parts' layout (upper's rows, then the blocks', block-major, nested alike); the padding row
   # (the layout's size) for padding. None in a nested forest.
   shards: int = 1  # where `forest` is the river's: the devices its blocks are split over (a divisor
-  # of the block count; `solver.over_blocks` runs each device's share on that device)
+  # of the block count; `solver.part_blocks` runs each device's share on that device)
 
   @property
   def num_blocks(self) -> int:
