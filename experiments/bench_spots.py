@@ -86,7 +86,8 @@ def main() -> None:
         line = {'round': round_, 'threads': threads, 'peer_s': peer_seconds, 'ours_s': our_seconds}
         print(json.dumps({**line, 'max_ev_gap': gap}), flush=True)
         rows.setdefault(threads, []).append((peer_seconds, our_seconds, gap))
-  print(f'\n| threads | {args.count} postflop-solver processes, s | jaxcfr --spots, s | ratio | largest EV gap |')
+  processes = f'{args.count} postflop-solver processes, s'
+  print(f'\n| threads | {processes} | jaxcfr --spots, s | ratio | largest EV gap |')
   print('| --- | --- | --- | --- | --- |')
   for threads, runs in rows.items():
     p, o = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)

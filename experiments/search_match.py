@@ -7,6 +7,7 @@ exploitability at the end (% of the pot: the river's, and the flop's depth-limit
     python experiments/search_match.py bp-3600.npz --streets river --iterations 60   # deterministic
     python experiments/search_match.py bp-3600.npz --streets flop,turn,river          # + the flop
     python experiments/search_match.py bp-3600.npz --streets river --gadget maxmargin  # safe re-solving
+    python experiments/search_match.py bp-3600.npz --turn depth-limited               # the turn's round
 
 The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
 cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
@@ -55,6 +56,11 @@ def main(argv=None) -> int:
     help=f'sampled runouts of a flop search (default {depth_limited.RUNOUTS})',
   )  # fmt: skip
   parser.add_argument(
+    '--turn', choices=('full', 'depth-limited'), default='full',
+    help="a turn re-solve: to the end of the hand (default 'full'), or its round alone with the "
+    'continuation leaves over every river card',
+  )  # fmt: skip
+  parser.add_argument(
     '--batch-resolves', choices=('auto', 'on', 'off'), default='auto',
     help='solve the turn and river re-solves of one query together (default auto: on a GPU or TPU)',
   )  # fmt: skip
@@ -81,6 +87,7 @@ def main(argv=None) -> int:
       runouts=args.runouts,
       batch_resolves=batch_resolves,
       gadget=args.gadget,
+      turn_depth_limited=args.turn == 'depth-limited',
     )
   except ValueError as error:
     print(f'search_match: error: {error}', file=sys.stderr)
@@ -93,6 +100,7 @@ def main(argv=None) -> int:
   report['streets'] = [STREETS[s] for s in streets]
   report['batch_resolves'] = bot.batch_resolves
   report['gadget'] = args.gadget
+  report['turn'] = args.turn
   report['decisions'] = {}
   for street, times in bot.timings.items():
     if not times:

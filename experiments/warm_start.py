@@ -88,10 +88,10 @@ def flop_row(blueprint, state, b, config, warms, budgets) -> tuple[dict, float]:
     search.track_ranges(blueprint, state)[b], nlhe.visible_board(state)[b], config.range_floor
   )
   tree_config = search.subgame_config(state, b, config)
-  runouts = search.flop_runouts(state, b, config)
-  game = depth_limited.flop_game(blueprint, state, b, tree_config, ranges, runouts)
+  runouts = search.round_runouts(state, b, config)
+  game = depth_limited.search_game(blueprint, state, b, tree_config, ranges, runouts)
   started = time.perf_counter()
-  warm_policy = search.flop_warm_policy(blueprint, state, b, game, tree_config)
+  warm_policy = search.round_warm_policy(blueprint, state, b, game, tree_config)
   query_seconds = time.perf_counter() - started
   pot = tree_config.pot
   row = {'blueprint': 100 * depth_limited.exploitability(game, warm_policy) / pot}

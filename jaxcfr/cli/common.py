@@ -171,6 +171,7 @@ SEARCH_OPTIONS = (
   'search_streets',
   'search_warm_start',
   'search_gadget',
+  'search_turn',
 )
 
 
@@ -201,6 +202,11 @@ def add_search_options(parser) -> None:
     help="re-solve the river safely: each of the opponent's hands may take its best-response value "
     'against the blueprint instead (default: unsafe re-solving)',
   )  # fmt: skip
+  parser.add_argument(
+    '--search-turn', choices=('full', 'depth-limited'),
+    help="a turn re-solve: to the end of the hand ('full', the default), or its betting round alone "
+    "with the blueprint's continuations at its leaves over every river card ('depth-limited')",
+  )  # fmt: skip
 
 
 def check_search_options(args, searching: bool, requirement: str) -> None:
@@ -225,7 +231,8 @@ def resolve_policy(spec: str, args, *, seed: int = 0, tables: str | None = None)
   with bad_input(ValueError):  # PokerInputError and BlueprintError are ValueErrors
     return bots.resolve_policy(
       spec, args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start,
-      args.search_gadget, seed=seed, tables=tables,
+      args.search_gadget, None if args.search_turn is None else args.search_turn == 'depth-limited',
+      seed=seed, tables=tables,
     )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ def resolve_policy(
   iterations: int | None = None,
   warm_start: int | tuple[int, int] | None = None,
   gadget: str | None = None,
+  turn_depth_limited: bool | None = None,
   *,
   seed: int = 0,
   tables=None,
@@ -33,9 +34,10 @@ def resolve_policy(
   """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
   defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
-  re-solve (with no time limit and no target), `warm_start` iterations of the blueprint or a river
-  `gadget` are given; its sampling `seed`). `tables`: a policy file's abstraction tables (default: the
-  directory it recorded). Raises ValueError with one line naming the problem."""
+  re-solve (with no time limit and no target), `warm_start` iterations of the blueprint, a river
+  `gadget` or `turn_depth_limited` are given; its sampling `seed`). `tables`: a policy file's
+  abstraction tables (default: the directory it recorded). Raises ValueError with one line naming
+  the problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -50,6 +52,8 @@ def resolve_policy(
       options['warm_start'] = warm_start
     if gadget is not None:
       options['gadget'] = gadget
+    if turn_depth_limited is not None:
+      options['turn_depth_limited'] = turn_depth_limited
     return search.search_policy(resolve_policy(inner, tables=tables), name=spec, **options)
   if spec in baselines.REGISTRY:
     return baselines.REGISTRY[spec]()

@@ -28,6 +28,8 @@ actions that coincide are merged (their probabilities added).
 
 from __future__ import annotations
 
+import collections
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,6 +41,7 @@ from jaxcfr.poker.blueprint import tree as tree_lib
 from jaxcfr.poker.rules import nlhe
 
 BOARD_SIZES = (0, 3, 4, 5)  # visible board cards by street (hold'em)
+BOARD_BUCKETS = 4096  # boards whose buckets of every hole pair a policy keeps (5 kB each)
 
 
 def load_policy(path: str, tables=None, *, name: str | None = None) -> BlueprintPolicy:
@@ -84,6 +87,7 @@ class BlueprintPolicy:
       )
     self._sizes = _slot_sizes(tree)
     self._lookup = jax.jit(_street_buckets, static_argnums=0)
+    self._board_buckets = collections.OrderedDict()  # (street, board) -> buckets [1,326] of `HOLES`
     self.off_tree = 0  # queries answered by the check/call fallback
 
   # The abstract node of each hand.
@@ -167,7 +171,38 @@ class BlueprintPolicy:
     return self.blueprint.probabilities[row[:, None], self._bucket(state, holes)]
 
   def _bucket(self, state: nlhe.HandState, holes: np.ndarray) -> np.ndarray:
-    """The bucket int [B, K] of each candidate hole pair on the hand's street, from the visible board."""
+    """The bucket int [B, K] of each candidate hole pair on the hand's street, from the visible board.
+    A range query (every hand asks with all 1,326 pairs, `hands.query`) looks each board up once and
+    keeps it (`BOARD_BUCKETS` boards): searches ask the same boards at many states."""
+    if (
+      holes.shape[1] == len(abstractions.HOLES)
+      and holes.strides[0] == 0
+      and (holes[0] == abstractions.HOLES).all()
+    ):
+      return self._range_buckets(state)
+    return self._lookup_buckets(state, holes)
+
+  def _range_buckets(self, state: nlhe.HandState) -> np.ndarray:
+    """`_bucket` of `HOLES` for every hand [B, 1,326], through the boards kept."""
+    keys = [
+      (int(street), state.board[b, : BOARD_SIZES[street]].tobytes()) for b, street in enumerate(state.street)
+    ]
+    missing = list(dict.fromkeys(key for key in keys if key not in self._board_buckets))
+    if missing:
+      first = [keys.index(key) for key in missing]
+      sub = nlhe.take(state, np.array(first))
+      holes = np.broadcast_to(abstractions.HOLES.astype(np.int8), (len(first), len(abstractions.HOLES), 2))
+      for key, row in zip(missing, self._lookup_buckets(sub, holes), strict=True):
+        self._board_buckets[key] = row.astype(np.int32)
+    out = np.stack([self._board_buckets[key] for key in keys]).astype(np.int64)
+    for key in dict.fromkeys(keys):
+      self._board_buckets.move_to_end(key)
+    while len(self._board_buckets) > BOARD_BUCKETS:
+      self._board_buckets.popitem(last=False)
+    return out
+
+  def _lookup_buckets(self, state: nlhe.HandState, holes: np.ndarray) -> np.ndarray:
+    """`_bucket` by the bucket function, for any hole pairs."""
     batch, count = holes.shape[:2]
     out = np.zeros((batch, count), np.int64)
     for street in range(4):
@@ -375,10 +410,8 @@ def _merged(actions: nlhe.ActionSet, probabilities: np.ndarray) -> tuple[nlhe.Ac
   first = np.argmax(same, axis=2)  # [B, A]: the first valid slot equal to each slot
   owner = np.where(valid, first, np.arange(width))
   probabilities = np.where(valid[:, None, :], probabilities, 0.0)
-  merged = np.zeros_like(probabilities)
-  rows = np.arange(kind.shape[0])[:, None, None]
-  candidates = np.arange(probabilities.shape[1])[None, :, None]
-  np.add.at(merged, (rows, candidates, owner[:, None, :]), probabilities)
+  onto = (owner[:, :, None] == np.arange(width)).astype(probabilities.dtype)  # [B, A, A]: slot -> owner
+  merged = probabilities @ onto
   valid = valid & (owner == np.arange(width))
   total = merged.sum(-1, keepdims=True)
   uniform = valid[:, None, :] / np.maximum(valid.sum(-1), 1)[:, None, None]

@@ -41,12 +41,16 @@ come, so that spots of other pots and stacks reuse compiled programs (`build_spo
 decisions of a shape include compiling (seconds; JAX's persistent cache keeps the programs between
 runs when enabled, as the `jaxcfr` command does).
 
-On the flop (street 1 in `streets`) the subgame is the flop's betting round alone, depth-limited
-(`depth_limited`): the same ranges and real state, `SearchConfig.flop_sizes` (33% and 75% of the pot or
-all-in; raises all-in), and at each leaf, where the round ends and the hand goes on, the opponent
-chooses per hand among four continuations of the blueprint for the rest of the hand (Pluribus's), on
-`runouts` turn and river cards drawn from the seed and the public state. The leaf values come first
-(in their own time, not counted in `think_seconds`), then DCFR for `think_seconds` (or `iterations`).
+On the flop (street 1 in `streets`), and on the turn with `SearchConfig.turn_depth_limited`, the
+subgame is the current betting round alone, depth-limited (`depth_limited`, one code path for both):
+the same ranges and real state, `SearchConfig.flop_sizes` (33% and 75% of the pot or all-in; raises
+all-in) or `turn_round_sizes` (75% or all-in; raises all-in), and at each leaf, where the round ends
+and the hand goes on, the opponent chooses per hand among four continuations of the blueprint for the
+rest of the hand (Pluribus's), on `runouts` turn and river cards drawn from the seed and the public
+state (the flop) or on every river card (the turn). The leaf values come first (in their own time,
+not counted in `think_seconds`), then DCFR for `think_seconds` (or `iterations`). A leaf's matrices
+and a board's runout tables are kept between decisions (`depth_limited.LeafCache`): the next decision
+of the same round reuses the leaves it shares.
 
 **Warm starts** (`SearchConfig.warm_start`, (flop, river) = `WARM_START`): a flop or river re-solve
 may start from K iterations in which both players play the blueprint's strategy on the search tree
@@ -54,8 +58,9 @@ may start from K iterations in which both players play the blueprint's strategy 
 by pseudo-harmonic odds), so that its regrets and average begin as the blueprint's
 (`solver.subgame_warm_start`; strategy-based warm starting, Brown & Sandholm 2016). By default no
 re-solve is warm-started: with the small blueprint the warm-started ones were further from equilibrium
-after the same iterations (`experiments/warm_start.py`). The turn always starts cold: its tree deals
-48 river cards, so the blueprint would be asked at 584 decision nodes (200 big blinds deep).
+after the same iterations (`experiments/warm_start.py`). The turn always starts cold (solved to the end its
+tree deals 48 river cards, so the blueprint would be asked at 584 decision nodes, 200 big blinds
+deep; `warm_start` holds no count for a depth-limited turn).
 
 By default this is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the
 ranges at the root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the
@@ -157,6 +162,10 @@ class SearchConfig:
   seed: int = 0  # the solver's key (full-width algorithms sample nothing) and the flop's runouts
   flop_sizes: tuple[str, str] = depth_limited.FLOP_SIZES  # the flop round's bets and raises
   runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
+  # The turn depth-limited too (its round alone, every river card at the leaves), with these sizes;
+  # else the turn is solved to the end of the hand with `turn_sizes`.
+  turn_depth_limited: bool = False
+  turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
   gadget: str | None = defaults.GADGET  # safe river re-solves: 'resolve' or 'maxmargin' (None: unsafe)
@@ -192,8 +201,15 @@ class SearchConfig:
       raise ValueError('a river re-solve with a gadget starts cold: give warm_start (flop, 0)')
     if self.blend is not None and not (isinstance(self.blend, int) and self.blend >= 1):
       raise ValueError(f'blend must be a whole number >= 1 (iterations) or None, got {self.blend!r}')
-    if 1 in self.streets and self.algorithm != 'dcfr':
-      raise ValueError(f'the flop search solves with dcfr, got algorithm {self.algorithm!r}')
+    if not isinstance(self.turn_depth_limited, bool):
+      raise ValueError(f'turn_depth_limited must be True or False, got {self.turn_depth_limited!r}')
+    if any(self.depth_limited_street(s) for s in self.streets) and self.algorithm != 'dcfr':
+      raise ValueError(f'a depth-limited search solves with dcfr, got algorithm {self.algorithm!r}')
+
+  def depth_limited_street(self, street: int) -> bool:
+    """Whether a decision on `street` is searched depth-limited (`depth_limited`): the flop always,
+    the turn with `turn_depth_limited`."""
+    return street == 1 or (street == 2 and self.turn_depth_limited)
 
   @property
   def least_iterations(self) -> int:
@@ -201,11 +217,11 @@ class SearchConfig:
     return self.min_iterations if self.iterations is None else min(self.min_iterations, self.iterations)
 
   def sizes(self, street: int) -> tuple[tree.StreetSizes, tree.StreetSizes, tree.StreetSizes]:
-    """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (1, 2 or 3); a flop
-    search plays the flop round only."""
-    if street == 1:
-      flop = tree.street_sizes(*self.flop_sizes)
-      return (flop, flop, flop)
+    """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (1, 2 or 3); a
+    depth-limited search (`depth_limited_street`) plays its round only."""
+    if street == 1 or (street == 2 and self.turn_depth_limited):
+      round_sizes = tree.street_sizes(*(self.flop_sizes if street == 1 else self.turn_round_sizes))
+      return (round_sizes,) * 3
     if street == 3:
       river = tree.street_sizes(*self.river_sizes)
       return (river, river, river)
@@ -477,10 +493,10 @@ def blueprint_policy(blueprint, state: nlhe.HandState, b: int, game: subgame.Sub
   return policy.astype(np.dtype(game.dtype))
 
 
-def flop_warm_policy(
+def round_warm_policy(
   blueprint, state: nlhe.HandState, b: int, game: depth_limited.RoundGame, tree_config: tree.TreeConfig
 ) -> dict:
-  """`blueprint_strategies` for the flop round `game` of hand b ({decision: [A, H]} over its hands):
+  """`blueprint_strategies` for the depth-limited round `game` of hand b ({decision: [A, H]} over its hands):
   at each leaf the opponent takes the unbiased continuation (the blueprint)."""
   nodes = tree.build(tree_config, first_round_only=True)
   pairs = PAIR_INDEX[game.hands[:, 0], game.hands[:, 1]]
@@ -713,34 +729,46 @@ def _per_pair(actions: nlhe.ActionSet, root: np.ndarray, hands: np.ndarray) -> n
   return (probabilities / probabilities.sum(1, keepdims=True)).astype(np.float32)
 
 
-def flop_runouts(state: nlhe.HandState, b: int, config: SearchConfig) -> depth_limited.Runouts:
-  """The runouts of hand b's flop search: `config.runouts` drawn from `config.seed` and the hand's
-  public state (`public_key`), so that a public state always gets the same ones."""
-  history, board, noise, _ = public_key(state, b)
-  seed = zlib.crc32(history + board + noise)
-  flop = nlhe.visible_board(nlhe.take(state, [b]))[0, :3]
-  cards = depth_limited.sample_runouts(np.random.default_rng([config.seed, seed]), flop, config.runouts)
-  return depth_limited.runout_tables(flop, cards)
+def round_runouts(
+  state: nlhe.HandState, b: int, config: SearchConfig, cache: depth_limited.LeafCache | None = None
+) -> depth_limited.Runouts:
+  """The runouts of hand b's depth-limited search (through `cache`): on the flop `config.runouts`
+  drawn from `config.seed` and the hand's public state (`public_key`), so that a public state always
+  gets the same ones; on the turn every river card."""
+  tables = depth_limited.runout_tables if cache is None else cache.runouts
+  board = nlhe.visible_board(nlhe.take(state, [b]))[0]
+  if state.street[b] == 2:
+    return tables(board[:4], depth_limited.river_cards(board[:4]))
+  history, board_bytes, noise, _ = public_key(state, b)
+  seed = zlib.crc32(history + board_bytes + noise)
+  cards = depth_limited.sample_runouts(np.random.default_rng([config.seed, seed]), board[:3], config.runouts)
+  return tables(board[:3], cards)
 
 
-def resolve_flop(
-  blueprint, state: nlhe.HandState, b: int, ranges: np.ndarray, config: SearchConfig
+def resolve_round(
+  blueprint,
+  state: nlhe.HandState,
+  b: int,
+  ranges: np.ndarray,
+  config: SearchConfig,
+  cache: depth_limited.LeafCache | None = None,
 ) -> Solved:
-  """Re-solves hand b's flop round with the seats' ranges [2, H], depth-limited (`depth_limited`):
-  the leaves valued by `blueprint`'s continuations on `config.runouts` sampled runouts, then DCFR for
+  """Re-solves hand b's flop or turn round with the seats' ranges [2, H], depth-limited
+  (`depth_limited`): the leaves valued by `blueprint`'s continuations (through `cache`) on the
+  flop's `config.runouts` sampled runouts or the turn's river cards, then DCFR for
   `config.iterations`, or for `config.think_seconds` from then on (the leaf values take their own
-  time first), at least `config.min_iterations`,
-  after `config.warm_start[0]` iterations of the blueprint's strategy (`flop_warm_policy`); its
-  exploitability is the depth-limited game's."""
+  time first), at least `config.min_iterations`; on the flop after `config.warm_start[0]` iterations
+  of the blueprint's strategy (`round_warm_policy`); its exploitability is the depth-limited game's."""
   started = time.perf_counter()
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
   tree_config = subgame_config(state, b, config)
-  runouts = flop_runouts(state, b, config)
-  game = depth_limited.flop_game(blueprint, state, b, tree_config, ranges, runouts)
+  runouts = round_runouts(state, b, config, cache)
+  game = depth_limited.search_game(blueprint, state, b, tree_config, ranges, runouts, cache)
   deadline = None if config.think_seconds is None else time.perf_counter() + config.think_seconds
-  warm = flop_warm_policy(blueprint, state, b, game, tree_config) if config.warm_start[0] else None
+  warm_iterations = config.warm_start[0] if tree_config.street == 1 else 0
+  warm = round_warm_policy(blueprint, state, b, game, tree_config) if warm_iterations else None
   policy, iterations = depth_limited.solve(
-    game, config.iterations, deadline, config.least_iterations, config.algorithm, warm, config.warm_start[0]
+    game, config.iterations, deadline, config.least_iterations, config.algorithm, warm, warm_iterations
   )
   gap = depth_limited.exploitability(game, policy)
   actions = root_action_set(state, b, tree_config)
@@ -796,6 +824,7 @@ class SearchPolicy:
     self.solves = []
     self._cache = collections.OrderedDict()
     self._shapes = {}  # street -> the envelope its subgames are padded to
+    self._leaves = depth_limited.LeafCache()  # depth-limited searches' leaf matrices
     batch = config.batch_resolves
     self.batch_resolves = jax.default_backend() != 'cpu' if batch is None else batch
 
@@ -855,7 +884,7 @@ class SearchPolicy:
       jobs = {}  # solved together: a batch's envelope key, or a hand alone
       for key, b, weights in zip(missing, todo, ranges, strict=True):
         group = (key,)
-        if self.batch_resolves and state.street[b] != 1:
+        if self.batch_resolves and not self.config.depth_limited_street(int(state.street[b])):
           group = envelope_key(subgame_config(state, int(b), self.config))
         jobs.setdefault(group, []).append((key, int(b), weights))
       for job in jobs.values():
@@ -868,8 +897,9 @@ class SearchPolicy:
           solved = resolve_batch(
             state, job_rows, weights, self.config, deadline, self._shapes, self.blueprint
           )
-        elif state.street[job_rows[0]] == 1:  # the think time is the solve's, after the leaf values
-          solved = [resolve_flop(self.blueprint, state, job_rows[0], job[0][2], self.config)]
+        elif self.config.depth_limited_street(int(state.street[job_rows[0]])):
+          # The think time is the solve's, after the leaf values.
+          solved = [resolve_round(self.blueprint, state, job_rows[0], job[0][2], self.config, self._leaves)]
         else:
           solved = [
             resolve(state, job_rows[0], job[0][2], self.config, deadline, self._shapes, self.blueprint)
@@ -906,6 +936,8 @@ def search_policy(
   batch_resolves: bool | None = None,
   gadget: str | None = defaults.GADGET,
   blend: int | None = None,
+  turn_depth_limited: bool = False,
+  turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
@@ -918,7 +950,8 @@ def search_policy(
   one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
   river safely against the blueprint ('resolve' or 'maxmargin'; default unsafe); `blend`: the root
   strategy played moves from the blueprint's to the re-solve's over this many iterations
-  (`SearchConfig.blend`; default off); see the module."""
+  (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's round alone with
+  continuation leaves over every river card (`turn_round_sizes`), as the flop; see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -935,5 +968,7 @@ def search_policy(
     batch_resolves=batch_resolves,
     gadget=gadget,
     blend=blend,
+    turn_depth_limited=turn_depth_limited,
+    turn_round_sizes=tuple(turn_round_sizes),
   )
   return SearchPolicy(blueprint, config, name)

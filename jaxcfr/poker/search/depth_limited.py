@@ -1,31 +1,34 @@
-"""Depth-limited search on the flop: the flop's betting round, solved with the blueprint's
-continuation strategies at its leaves (Brown, Sandholm & Amos 2018, "Depth-limited solving for
-imperfect-information games"; Pluribus, 2019).
+"""Depth-limited search on the flop and the turn: the current betting round, solved with the
+blueprint's continuation strategies at its leaves (Brown, Sandholm & Amos 2018, "Depth-limited
+solving for imperfect-information games"; Pluribus, 2019). One code path for both streets.
 
-    runouts = runout_tables(flop, sample_runouts(rng, flop, RUNOUTS))
-    game = flop_game(blueprint, state, b, tree_config, ranges, runouts)   # hand b's flop round
+    runouts = runout_tables(flop, sample_runouts(rng, flop, RUNOUTS))   # the flop: sampled runouts
+    runouts = runout_tables(turn_board, river_cards(turn_board))       # the turn: every river card
+    game = search_game(blueprint, state, b, tree_config, ranges, runouts)   # hand b's round
     policy, iterations = solve(game, iterations=100)
     policy[0], exploitability(game, policy)                  # the root's strategy [A, H], chips
 
-**The game.** The flop round from the bot's decision, with the search's flop bet sizes
+**The game.** The current round from the bot's decision, with the search's bet sizes for that street
 (`tree.build(..., first_round_only=True)`). Where the round ends and the hand goes on (checks or a
 call), the tree stops at a leaf. At a leaf the bot's opponent chooses, per hand, how the rest of the
 hand is played among `CONTINUATIONS`: the blueprint, or the blueprint biased towards folding,
 calling or raising (at each of the opponent's later decisions the probabilities of those actions
 times `BIAS`, 5, and renormalised, as Pluribus did); the bot plays the blueprint there. A leaf after
-a called all-in has no decisions left and one value. Folds on the flop are terminal as usual.
+a called all-in has no decisions left and one value. Folds are terminal as usual.
 
 **Leaf values** are one payoff matrix `U [H, H]` per leaf and continuation: what tree player 0
 (OOP, the big blind) holding hand i wins from tree player 1 holding hand j, over the rest of the
-hand. The turn and river cards are `runouts` sampled runouts (distinct cards, drawn from the seed and
-the hand's public state). On each runout the blueprint's own tree from the leaf is expanded by
-asking it at every decision with all 1,326 hands (its actions, bet amounts and off-tree translation
-are its own); each terminal of that tree adds reach(i) x reach(j) x the chips won to U, with the
-river board's showdown between i and j or the fold. U(i, j) is the mean over the runouts that share
-no card with i and j (the runouts' 2R cards are distinct, so at least R - 4 count), and 0 where i
-and j share a card. Building the matrices is a loop of matrix products over the runouts on the JAX
-device; the solve is then one matrix-vector product per leaf terminal and iteration, with card
-removal in the matrices.
+hand. The cards still to come are the runouts: on the flop `runouts` sampled (turn, river) pairs
+(distinct cards, drawn from the seed and the hand's public state), on the turn every river card
+(exact). On each runout the blueprint's own tree from the leaf is expanded by asking it at every
+decision with all 1,326 hands (its actions, bet amounts and off-tree translation are its own); each
+terminal of that tree adds reach(i) x reach(j) x the chips won to U, with the river board's showdown
+between i and j or the fold. U(i, j) is the mean over the runouts that share no card with i and j
+(on the flop the runouts' 2R cards are distinct, so at least R - 4 count; on the turn 44 of the 48
+river cards), and 0 where i and j share a card. Building the matrices is a loop of matrix products
+over the runouts on the JAX device; the solve is then one matrix-vector product per leaf terminal
+and iteration, with card removal in the matrices. A leaf's matrices depend on its public state and
+not on the ranges, so a search keeps them between decisions (`search_game`'s `cache`).
 
 **The solve** is DCFR (`solvers.discount`'s rule, in NumPy; the subgame solver's hyper-parameters),
 alternating, every hand at once, on the host with NumPy: the round has tens of nodes and each
@@ -34,8 +37,8 @@ with the leaf matrices, nearly all the work, are one jitted batched product on t
 (`_Products`). `evaluate` gives the exact values and best responses of a profile in this game (its
 exploitability, not the full game's).
 
-Glossary: H hands (the hole pairs the flop leaves: 1,176), L leaves, C continuations, R runouts,
-Z terminals, A actions.
+Glossary: H hands (the hole pairs the board leaves: 1,176 on the flop, 1,128 on the turn), L
+leaves, C continuations, R runouts, Z terminals, A actions.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ RUNOUTS = 8  # sampled turn and river cards per flop search
 # 200-big-blind flop has 11 leaves, 5 not all-in (all-in leaves share one matrix); with 2.5x raises
 # as well it would have 51, 25 not all-in.
 FLOP_SIZES = ('33%,75%,a', 'a')
+# Bets and raises of a depth-limited turn round: its leaves deal 48 river cards, so each leaf that is
+# not all-in costs C matrices of the turn's 1,128 x 1,128 hands built over 48 runouts.
+TURN_ROUND_SIZES = ('75%,a', 'a')
 _BIASED_KIND = {1: nlhe.FOLD, 2: nlhe.CALL, 3: nlhe.RAISE}
 
 
@@ -76,16 +82,19 @@ def line_action(label: str) -> tuple[int, int]:
   return nlhe.RAISE, int(label.split()[-1])
 
 
-def biased(actions: nlhe.ActionSet, probs: np.ndarray, continuation: int) -> np.ndarray:
-  """`probs` [n, K, A] of `actions` [n, A] under continuation `continuation` (an index of
-  `CONTINUATIONS`): unchanged for the blueprint, else the slots of the biased kind times `BIAS` and
-  renormalised."""
+def biased(
+  actions: nlhe.ActionSet, probs: np.ndarray, rows: np.ndarray, slots: np.ndarray, continuation: int
+):
+  """[m, K]: the probability of slot `slots` [m] at state `rows` [m] of `actions` [n, A] with `probs`
+  [n, K, A] under continuation `continuation` (an index of `CONTINUATIONS`): unchanged for the
+  blueprint, else the slots of the biased kind times `BIAS` and renormalised (where that leaves
+  any weight)."""
+  taken = probs[rows, :, slots]
   if continuation == 0:
-    return probs
-  boost = np.where(actions.valid & (actions.kind == _BIASED_KIND[continuation]), BIAS, 1.0)
-  weighted = probs * boost[:, None, :]
-  total = weighted.sum(-1, keepdims=True)
-  return np.where(total > 0, weighted / np.where(total > 0, total, 1), probs)
+    return taken
+  boost = np.where(actions.valid & (actions.kind == _BIASED_KIND[continuation]), BIAS, 1.0)  # [n, A]
+  total = (probs @ boost[:, :, None])[..., 0][rows]  # [m, K]: the weighted row sums
+  return np.where(total > 0, taken * boost[rows, slots][:, None] / np.where(total > 0, total, 1), taken)
 
 
 # 1. Leaf values.
@@ -93,6 +102,8 @@ def biased(actions: nlhe.ActionSet, probs: np.ndarray, continuation: int) -> np.
 
 def sample_runouts(rng: np.random.Generator, board, count: int) -> np.ndarray:
   """[count, 2] turn and river cards, 2 x count distinct cards that `board` (3 flop cards) leaves."""
+  if len(board) != 3:
+    raise ValueError(f'runouts are sampled on the flop (3 cards), got {len(board)} cards')
   left = np.setdiff1d(np.arange(52), np.asarray(board))
   if not 1 <= count <= len(left) // 2:
     raise ValueError(f'runouts must be 1..{len(left) // 2}, got {count}')
@@ -100,11 +111,18 @@ def sample_runouts(rng: np.random.Generator, board, count: int) -> np.ndarray:
   return np.stack([cards[:count], cards[count:]], axis=1).astype(np.int64)
 
 
+def river_cards(board) -> np.ndarray:
+  """[48, 1] every river card that `board` (4 cards: the turn) leaves: the turn's runouts."""
+  if len(board) != 4:
+    raise ValueError(f'every river card is dealt on the turn (4 cards), got {len(board)} cards')
+  return np.setdiff1d(np.arange(52), np.asarray(board))[:, None].astype(np.int64)
+
+
 def _at_runouts(leaf: nlhe.HandState, board, runouts: np.ndarray) -> nlhe.HandState:
-  """The hand `leaf` (one hand, at the end of its flop round) on each runout: the same history,
-  board `board` + the runout; the hole cards are any others (policies are asked with given hands)."""
+  """The hand `leaf` (one hand, at the end of its round) on each runout: the same history, board
+  `board` + the runout; the hole cards are any others (policies are asked with given hands)."""
   count = len(runouts)
-  boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, 3)), runouts], axis=1)
+  boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, len(board))), runouts], axis=1)
   holes = np.empty((count, 2, 2), np.int64)
   for r, row in enumerate(boards):
     holes[r] = np.setdiff1d(np.arange(52), row)[:4].reshape(2, 2)
@@ -115,14 +133,14 @@ def _at_runouts(leaf: nlhe.HandState, board, runouts: np.ndarray) -> nlhe.HandSt
   return nlhe.replay(states, kinds, amounts)
 
 
-def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int):
+def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dtype=np.float32):
   """The terminals of the policy's tree from each of `states` (by breadth): (source [Z] the state
   each came from, final states [Z], reach of the seat that does not choose [Z, 1326], reach of the
   chooser seat under each continuation [Z, C, 1326])."""
   count = len(states.street)
   source = np.arange(count)
-  plain = np.ones((count, len(HOLES)), np.float32)
-  chosen = np.ones((count, continuations, len(HOLES)), np.float32)
+  plain = np.ones((count, len(HOLES)), dtype)
+  chosen = np.ones((count, continuations, len(HOLES)), dtype)
   done = []
   while len(source):
     over = states.finished
@@ -144,8 +162,7 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int):
       at[own] = np.arange(len(own))
       own_actions = nlhe.ActionSet(*(x[own] for x in actions))
       for c in range(continuations):
-        step = biased(own_actions, probs[own], c)[at[rows[mine]], :, slots[mine]]
-        chosen[mine, c] *= step
+        chosen[mine, c] *= biased(own_actions, probs[own], at[rows[mine]], slots[mine], c)
     kind, amount = actions.kind[rows, slots], actions.amount[rows, slots]
     states = nlhe.apply(nlhe.take(states, rows), kind, amount)
     source = source[rows]
@@ -160,39 +177,61 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int):
 
 @dataclasses.dataclass(frozen=True)
 class Runouts:
-  """What the leaf matrices of one flop share: the hands, the runouts, and per runout which hands it
+  """What the leaf matrices of one board share: the hands, the runouts, and per runout which hands it
   leaves and the showdown sign between every two hands on its river board."""
 
-  board: tuple[int, int, int]
-  hands: np.ndarray  # [H, 2] the pairs the flop leaves
-  cards: np.ndarray  # [R, 2] turn and river cards
-  avoid: np.ndarray  # [R, H] float32: 1 where the hand holds neither runout card
-  sign: object  # jax [R, H, H] float32: sign(strength i - strength j), 0 where either is blocked
-  disjoint: object  # jax [H, H] float32: 1 where two hands share no card
-  count: object  # jax [H, H] float32: runouts compatible with both hands (0 where they collide)
+  board: tuple[int, ...]  # the flop (3 cards) or the turn (4)
+  hands: np.ndarray  # [H, 2] the pairs the board leaves
+  cards: np.ndarray  # [R, 5 - len(board)] the cards still to come: turn and river, or the river
+  avoid: np.ndarray  # [R, H] 1 where the hand holds neither runout card
+  sign: object  # jax int8 [R, H, H] sign(strength i - strength j) on each river board (see `_signs`)
+  disjoint: object  # jax [H, H] 1 where two hands share no card
+  count: object  # jax [H, H] runouts compatible with both hands (0 where they collide)
+  dtype: type = np.float32  # of the tables and the leaf matrices built from them
 
 
-def runout_tables(board, runout_cards: np.ndarray) -> Runouts:
-  """The `Runouts` of the flop `board` (3 card ids) and turn and river cards [R, 2] (the matrices on
-  the JAX device, where the leaf matrices are built)."""
+def runout_tables(board, runout_cards: np.ndarray, dtype=np.float32) -> Runouts:
+  """The `Runouts` of `board` (3 or 4 card ids) and the cards to come [R, 5 - len(board)] (the
+  matrices on the JAX device, where the leaf matrices are built), in `dtype` (float64 needs JAX's
+  x64)."""
   import jax.numpy as jnp  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
 
   hands = cards_module.hands(cards_module.FULL_DECK, board)
-  boards = np.concatenate([np.broadcast_to(np.asarray(board), (len(runout_cards), 3)), runout_cards], 1)
+  runout_cards = np.asarray(runout_cards, np.int64).reshape(len(runout_cards), -1)
+  if len(board) not in (3, 4) or len(board) + runout_cards.shape[1] != 5:
+    shown = f'a board of {len(board)} cards and runouts of {runout_cards.shape[1]}'
+    raise ValueError(f'{shown} do not make a river')
+  count = len(runout_cards)
+  boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, len(board))), runout_cards], 1)
   strength = showdown.strengths(hands, boards)  # [R, H], -1 where blocked
-  avoid = (strength >= 0).astype(np.float32)
-  disjoint = showdown.disjoint_pairs(hands).astype(np.float32)
-  sign = showdown.sign_matrix(hands, strength)  # int8: converted on the device
+  avoid = (strength >= 0).astype(dtype)
+  disjoint = showdown.disjoint_pairs(hands).astype(dtype)
   count = np.einsum('ri,rj->ij', avoid, avoid) * disjoint
   return Runouts(
     tuple(int(c) for c in board),
     hands,
     runout_cards,
     avoid,
-    jnp.asarray(sign).astype(jnp.float32),
+    _signs(jnp.asarray(strength, jnp.int32)),
     jnp.asarray(disjoint),
     jnp.asarray(count),
+    dtype,
   )
+
+
+@functools.cache
+def _sign_program():
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  return jax.jit(lambda strength: jnp.sign(strength[:, :, None] - strength[:, None, :]).astype(jnp.int8))
+
+
+def _signs(strength):
+  """jax int8 [R, H, H]: sign(strength i - strength j) per river board, made on the JAX device (a
+  hand a runout blocks has no reach there and two hands that share a card are cleared by `disjoint`,
+  so neither is masked here)."""
+  return _sign_program()(strength)
 
 
 PAD = 8  # terminals per runout and folds are padded to a multiple of this: few compiled shapes
@@ -206,10 +245,11 @@ def _leaf_program():
 
   def one_continuation(sign, disjoint, count, args):
     one, zero, fold_one, fold_zero = args  # [R, Zp, H] x 2, [F, H] x 2
-    # A loop over the runouts: on XLA:CPU far faster than one batched product [R, H, H] and a sum.
-    add = lambda r, total: total + (one[r].T @ zero[r]) * sign[r]  # noqa: E731
-    total = jax.lax.fori_loop(0, len(sign), add, (fold_one.T @ fold_zero) * disjoint)
-    return total / jnp.maximum(count, 1)
+    # A loop over the runouts: on XLA:CPU far faster than one batched product [R, H, H] and a sum;
+    # the signs read as int8 (a quarter of float32's bytes) beat signs made in the loop.
+    add = lambda r, total: total + (one[r].T @ zero[r]) * sign[r].astype(total.dtype)  # noqa: E731
+    showdowns = jax.lax.fori_loop(0, len(sign), add, jnp.zeros_like(count))
+    return (showdowns + fold_one.T @ fold_zero) * disjoint / jnp.maximum(count, 1)
 
   def run(one, zero, fold_one, fold_zero, sign, disjoint, count):
     step = lambda args: one_continuation(sign, disjoint, count, args)  # noqa: E731
@@ -223,16 +263,35 @@ def _padded(rows: int) -> int:
 
 
 def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, continuations: int = 4):
-  """[C, H, H] float32: for one leaf (`leaf`, one hand at the end of its flop round, or after a called
-  all-in), what seat 1 (tree player 0) holding hand i wins from seat 0 holding hand j over the rest
-  of the hand, when seat `chooser` plays continuation c and the other seat the blueprint `policy`;
-  the mean over the runouts compatible with both hands (see the module)."""
-  states = _at_runouts(leaf, runouts.board, runouts.cards)
-  source, final, plain, chosen = _expand(policy, states, chooser, continuations)
+  """[C, H, H] in `runouts.dtype`: for one leaf (`leaf`, one hand at the end of its round, or after a
+  called all-in), what seat 1 (tree player 0) holding hand i wins from seat 0 holding hand j over
+  the rest of the hand, when seat `chooser` plays continuation c and the other seat the blueprint
+  `policy`; the mean over the runouts compatible with both hands (see the module)."""
+  return leaves_matrices(policy, [leaf], runouts, chooser, continuations)[0]
+
+
+def leaves_matrices(policy, leaves: list, runouts: Runouts, chooser: int, continuations: int = 4) -> list:
+  """`leaf_matrices` of each of `leaves` (one-hand states), their blueprint trees expanded together
+  (one range query per depth for all of them)."""
+  count = len(runouts.cards)
+  states = nlhe.concatenate([_at_runouts(leaf, runouts.board, runouts.cards) for leaf in leaves])
+  expanded = _expand(policy, states, chooser, continuations, runouts.dtype)
+  return [
+    _summed(runouts, chooser, continuations, expanded, np.flatnonzero(expanded[0] // count == k))
+    for k in range(len(leaves))
+  ]
+
+
+def _summed(runouts: Runouts, chooser: int, continuations: int, expanded: tuple, rows: np.ndarray):
+  """One leaf's matrices [C, H, H] from the terminals `rows` of `_expand`'s output `expanded`."""
+  source, final, plain, chosen = expanded
+  source = source[rows] % len(runouts.cards)
+  final, plain, chosen = nlhe.take(final, rows), plain[rows], chosen[rows]
+  dtype = runouts.dtype
   pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
   mask = runouts.avoid[source]  # [Z, H]
   plain, chosen = plain[:, pairs] * mask, chosen[:, :, pairs] * mask[:, None]  # [Z, H], [Z, C, H]
-  committed = final.committed.astype(np.float32)
+  committed = final.committed.astype(dtype)
   folded = final.folded.astype(np.int64)
   # Seat 1's winnings: a fold by seat 0 wins its commitment, by seat 1 loses its own; a showdown wins
   # or loses the (equal) commitment by the sign of the hands.
@@ -250,11 +309,11 @@ def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, 
   start = np.searchsorted(runout, np.arange(len(runouts.cards)))
   slot = np.arange(len(order)) - start[runout]
   width = _padded(int(slot.max(initial=0)) + 1)
-  grouped = np.zeros((2, continuations, len(runouts.cards), width, len(pairs)), np.float32)
+  grouped = np.zeros((2, continuations, len(runouts.cards), width, len(pairs)), dtype)
   grouped[0][:, runout, slot] = one[:, order]
   grouped[1][:, runout, slot] = zero[:, order]
   folds = np.flatnonzero(is_fold)
-  fold_rows = np.zeros((2, continuations, _padded(len(folds)), len(pairs)), np.float32)
+  fold_rows = np.zeros((2, continuations, _padded(len(folds)), len(pairs)), dtype)
   fold_rows[0][:, : len(folds)] = one[:, folds]
   fold_rows[1][:, : len(folds)] = zero[:, folds]
   program = _leaf_program()
@@ -278,7 +337,7 @@ class RoundGame:
   children: list  # [N] lists of child nodes (empty at terminals)
   matrix: np.ndarray  # [N] int: the terminal's matrix (or `FOLD`), -1 at decisions
   scale: np.ndarray  # [N] float64
-  matrices: list  # M arrays [H, H] float32
+  matrices: list  # M arrays [H, H] (float32 from the leaf tables; the products run in their dtype)
   ranges: np.ndarray  # [2, H] float64: tree players' ranges
   hands: np.ndarray  # [H, 2] the hole pairs
   origin: np.ndarray  # [N] int: the `tree.build` node of each row, -1 for a leaf's continuations
@@ -337,11 +396,13 @@ class _Products:
     single = [game.matrices[game.matrix[z]] for z in self.single]
     self.stack = jnp.asarray(np.stack(single)) if single else None
     self.shared_matrices = [jnp.asarray(game.matrices[game.matrix[zs[0]]]) for zs in self.shared]
+    self.dtype = np.result_type(np.float32, *game.matrices)
 
   def __call__(self, opponent: dict, player: int) -> dict:
     """{terminal: matrix @ opponent reach (player 0) or matrix.T @ it (player 1)}, float64 [H]."""
-    reach = np.stack([opponent[z] for z in self.single]).astype(np.float32) if self.single else None
-    shared_reach = [np.stack([opponent[z] for z in zs]).astype(np.float32) for zs in self.shared]
+    dtype = self.dtype
+    reach = np.stack([opponent[z] for z in self.single]).astype(dtype) if self.single else None
+    shared_reach = [np.stack([opponent[z] for z in zs]).astype(dtype) for zs in self.shared]
     if not self.single and not self.shared:
       return {}
     run = _products_program()
@@ -474,7 +535,7 @@ def solve(
   return average, t - warm_iterations
 
 
-# 3. The flop round at a real state.
+# 3. The round at a real state.
 
 
 def round_game(
@@ -515,7 +576,7 @@ def round_game(
     children,
     np.array(matrix),
     np.array(scale, np.float64),
-    [np.asarray(m, np.float32) for m in matrices],
+    [np.asarray(m, np.result_type(m, np.float32)) for m in matrices],
     np.asarray(ranges, np.float64),
     np.asarray(hands),
     np.array(origin),
@@ -548,30 +609,95 @@ def leaf_state(state: nlhe.HandState, b: int, nodes: list, leaf: int) -> nlhe.Ha
   return line_states(state, b, nodes, [leaf])
 
 
-def flop_game(
-  policy, state: nlhe.HandState, b: int, tree_config: tree.TreeConfig, ranges: np.ndarray, runouts: Runouts
+class LeafCache:
+  """What a search keeps between decisions: the leaf matrices of recent leaves, by the leaf's public
+  state (history, board, the noise of the actions played, the rules), the chooser, the runouts and
+  the continuations, the least recently used going once `entries` are held (a flop leaf's four
+  matrices are 22 MB, a turn leaf's 20 MB); and the `Runouts` of the last `boards` boards (a turn's
+  signs are 61 MB)."""
+
+  def __init__(self, entries: int = 64, boards: int = 2):
+    import collections  # noqa: PLC0415
+
+    self.entries, self.boards = entries, boards
+    self._held = collections.OrderedDict()
+    self._tables = collections.OrderedDict()
+
+  def runouts(self, board, runout_cards: np.ndarray) -> Runouts:
+    """`runout_tables(board, runout_cards)`, kept for the next ask."""
+    key = (np.asarray(board, np.int64).tobytes(), np.asarray(runout_cards, np.int64).tobytes())
+    if key not in self._tables:
+      self._tables[key] = runout_tables(board, runout_cards)
+    self._tables.move_to_end(key)
+    found = self._tables[key]
+    while len(self._tables) > self.boards:
+      self._tables.popitem(last=False)
+    return found
+
+  def matrices(self, policy, leaves: list, runouts: Runouts, chooser: int, continuations: int) -> list:
+    """`leaves_matrices(policy, leaves, runouts, chooser, continuations)`, the leaves not held built
+    together and kept for the next ask."""
+    keys = [
+      (
+        hand.history[0, : int(hand.num_actions[0])].tobytes(),
+        hand.board[0].tobytes(),
+        hand.noise[0, : int(hand.num_actions[0])].tobytes(),
+        hand.rules,
+        chooser,
+        runouts.cards.tobytes(),
+        continuations,
+      )
+      for hand in leaves
+    ]
+    found = {key: self._held[key] for key in keys if key in self._held}
+    missing = {key: hand for key, hand in zip(keys, leaves, strict=True) if key not in found}
+    if missing:
+      built = leaves_matrices(policy, list(missing.values()), runouts, chooser, continuations)
+      found.update(zip(missing, built, strict=True))
+    for key in keys:
+      self._held[key] = found[key]
+      self._held.move_to_end(key)
+    while len(self._held) > self.entries:
+      self._held.popitem(last=False)
+    return [found[key] for key in keys]
+
+
+def search_game(
+  policy,
+  state: nlhe.HandState,
+  b: int,
+  tree_config: tree.TreeConfig,
+  ranges: np.ndarray,
+  runouts: Runouts,
+  cache: LeafCache | None = None,
 ) -> RoundGame:
-  """Hand b's flop round (`tree_config`, from `search.subgame_config`; tree player 0 is seat 1) with
-  the seats' ranges `ranges` [2, 1326], its leaves valued by the blueprint `policy` and its
-  continuations on `runouts` (see the module); the bot is the player to act, its opponent chooses."""
-  if tree_config.street != 1:
-    raise ValueError(f'a depth-limited search starts on the flop, got street {tree_config.street}')
+  """Hand b's current round, flop or turn (`tree_config`, from `search.subgame_config`; tree player 0
+  is seat 1) with the seats' ranges `ranges` [2, 1326], its leaves valued by the blueprint `policy`
+  and its continuations on `runouts` (see the module), through `cache` when given; the bot is the
+  player to act, its opponent chooses."""
+  if tree_config.street not in (1, 2):
+    raise ValueError(f'a depth-limited search starts on the flop or the turn, street {tree_config.street}')
+  if len(runouts.board) != 2 + tree_config.street:
+    raise ValueError(f'street {tree_config.street}: runouts of a {len(runouts.board)}-card board')
+  leaf_values = (LeafCache(0) if cache is None else cache).matrices
   nodes = tree.build(tree_config, first_round_only=True)
   chooser_seat = 1 - int(state.to_act[b])
-  outcomes, matrices, all_in = {}, [], {}
-  for i, node in enumerate(nodes):
-    if node.kind != tree.LEAF:
-      continue
-    hand = leaf_state(state, b, nodes, i)
-    if hand.finished[0]:  # a called all-in: no decisions are left, one value (the same at equal stakes)
-      key = tuple(hand.committed[0].tolist())
-      if key not in all_in:
-        all_in[key] = len(matrices)
-        matrices.append(leaf_matrices(policy, hand, runouts, chooser_seat, 1)[0])
-      outcomes[i] = (all_in[key], 1.0)
-      continue
+  leaves = [i for i, node in enumerate(nodes) if node.kind == tree.LEAF]
+  lines = line_states(state, b, nodes, leaves)
+  hands = {i: nlhe.take(lines, [k]) for k, i in enumerate(leaves)}
+  # A called all-in: no decisions are left, one value (the same at equal stakes).
+  all_in = {}
+  for i in leaves:
+    if hands[i].finished[0]:
+      all_in.setdefault(tuple(hands[i].committed[0].tolist()), hands[i])
+  going_on = [i for i in leaves if not hands[i].finished[0]]
+  matrices = [m[0] for m in leaf_values(policy, list(all_in.values()), runouts, chooser_seat, 1)]
+  index = {key: k for k, key in enumerate(all_in)}
+  outcomes = {i: (index[tuple(hands[i].committed[0].tolist())], 1.0) for i in leaves if hands[i].finished[0]}
+  continued = leaf_values(policy, [hands[i] for i in going_on], runouts, chooser_seat, len(CONTINUATIONS))
+  for i, by_continuation in zip(going_on, continued, strict=True):
     outcomes[i] = []
-    for matrix in leaf_matrices(policy, hand, runouts, chooser_seat, len(CONTINUATIONS)):
+    for matrix in by_continuation:
       outcomes[i].append((len(matrices), 1.0))
       matrices.append(matrix)
   by_player = np.stack([ranges[1], ranges[0]])[

@@ -133,6 +133,23 @@ def test_range_queries_are_legal_distributions(saved):
                          actions.amount[b][valid]).all()  # fmt: skip
 
 
+def test_range_queries_through_the_kept_boards_answer_as_hand_by_hand_queries(saved):
+  """A range query (all 1,326 pairs, broadcast) reads each board's buckets once and keeps them; its
+  answer, asked twice (the second from the kept boards), equals the same pairs asked as a plain
+  array (the bucket function per pair), and the boards kept stay within `BOARD_BUCKETS`."""
+  policy = policy_lib.load_policy(saved, tables=SumBuckets())
+  state, _ = walk_on_tree(policy.tree, 40, seed=3, steps=8)
+  state = nlhe.take(state, ~state.finished)
+  assert len(set(state.street.tolist())) >= 3
+  broadcast = np.broadcast_to(HOLES, (len(state.street), 1326, 2))
+  first = policy.strategy(state, broadcast)[1]
+  assert 0 < len(policy._board_buckets) <= policy_lib.BOARD_BUCKETS
+  again = policy.strategy(state, broadcast)[1]
+  plain = policy.strategy(state, np.array(broadcast))[1]  # a copy: not a range query
+  np.testing.assert_array_equal(first, again)
+  np.testing.assert_array_equal(first, plain)
+
+
 def test_off_tree_opens_translate_pseudo_harmonically(saved):
   """The small blind opens to 300 (x = 1.0 pot after calling) between the abstract 2.5x open (0.75)
   and the all-in (99.5): mapped to the open exactly when the hand's noise is below

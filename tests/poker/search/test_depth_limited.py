@@ -71,8 +71,8 @@ def test_the_round_game_values_a_river_spot_as_the_public_tree_does():
 
 
 def leaf(history):
-  """One hand after `history` (kind, amount) from the deal with a fixed flop As Kd 7c (hole cards
-  elsewhere)."""
+  """One hand after `history` (kind, amount) from the deal with a fixed flop As Kd 7c and turn 2h
+  (hole cards elsewhere)."""
   board = parse_cards('AsKd7c2h3s')
   hole = np.array([[parse_cards('9c9d'), parse_cards('QhJh')]])
   return nlhe.replay(
@@ -104,13 +104,14 @@ def brute_force(policy, hand, runouts, seat1, seat0, chooser, continuations):
     for a in np.flatnonzero(actions.valid[0]):
       walk(nlhe.apply(state, actions.kind[:, a], actions.amount[:, a]), reach * p[:, a])
 
-  flop = hand.board[0, :3].tolist()
+  runouts = np.asarray(runouts).reshape(len(runouts), -1)
+  known = hand.board[0, : 5 - runouts.shape[1]].tolist()  # the flop, or the flop and the turn
   counted = 0
-  for turn, river in runouts:
-    if {int(turn), int(river)} & {*seat1, *seat0}:
+  for runout in runouts.tolist():
+    if set(runout) & {*seat1, *seat0}:
       continue
     n = int(hand.num_actions[0])
-    state = nlhe.initial(np.array([[seat0, seat1]]), np.array([[*flop, turn, river]]), noise=hand.noise)
+    state = nlhe.initial(np.array([[seat0, seat1]]), np.array([[*known, *runout]]), noise=hand.noise)
     walk(nlhe.replay(state, hand.history[:, :n, 1], hand.history[:, :n, 2]), np.ones(continuations))
     counted += 1
   if not counted:
@@ -125,16 +126,24 @@ def brute_force(policy, hand, runouts, seat1, seat0, chooser, continuations):
     ([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)], 0),  # limped, checked through the flop
     ([(CALL, 0), (CALL, 0), (RAISE, 150), (CALL, 0)], 1),  # a flop bet called
     ([(CALL, 0), (CALL, 0), (RAISE, 19_900), (CALL, 0)], 0),  # all-in on the flop: no decisions left
+    ([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0), (RAISE, 150), (CALL, 0)], 0),  # a turn bet called
+    ([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)], 1),  # checked through the turn
   ],
 )
 def test_leaf_matrices_equal_a_hand_by_hand_recursion_through_the_engine(history, chooser):
   hand = leaf(history)
-  flop = hand.board[0, :3]
-  runouts = depth_limited.runout_tables(flop, depth_limited.sample_runouts(np.random.default_rng(1), flop, 3))
+  turn = len(history) > 4
+  board = hand.board[0]
+  if turn:  # the turn's round: 3 of its 48 river cards (the search takes them all)
+    runouts = depth_limited.runout_tables(board[:4], depth_limited.river_cards(board[:4])[::16])
+  else:
+    runouts = depth_limited.runout_tables(
+      board[:3], depth_limited.sample_runouts(np.random.default_rng(1), board[:3], 3)
+    )
   policy = Shallow()
   continuations = 1 if hand.finished[0] else 4
   matrices = depth_limited.leaf_matrices(policy, hand, runouts, chooser, continuations)
-  assert matrices.shape == (continuations, 1176, 1176)
+  assert matrices.shape == (continuations, *(2 * (1128 if turn else 1176,)))
   rng = np.random.default_rng(2)
   hands = runouts.hands
   checked = 0
@@ -150,17 +159,24 @@ def test_leaf_matrices_equal_a_hand_by_hand_recursion_through_the_engine(history
     assert not np.allclose(matrices[0], matrices[1]) and not np.allclose(matrices[0], matrices[3])
 
 
-def test_a_flop_search_answers_legally_and_deterministically_and_converges():
-  """The search bot on the flop (depth-limited over a test blueprint): legal real actions that the
-  match engine accepts, the same answer from a fresh bot, and a depth-limited game that more
-  iterations solve further."""
+@pytest.mark.parametrize('street', [1, 2])
+def test_a_depth_limited_search_answers_legally_and_deterministically_and_converges(street):
+  """The search bot on the flop and on the turn (depth-limited over a test blueprint; on the turn
+  every river card): legal real actions that the match engine accepts, the same answer from a fresh
+  bot, and a depth-limited game that more iterations solve further."""
   states = random_states(9, 32, 6)
-  states = nlhe.take(states, np.flatnonzero(states.street == 1)[:1])
+  states = nlhe.take(states, np.flatnonzero(states.street == street)[:1])
   holes = states.hole[[0], states.to_act][:, None]
   answers, gaps = [], []
   for iterations in (2, 20, 20):
     bot = search.search_policy(
-      Shallow(), think_seconds=None, iterations=iterations, target_pct=None, streets=(1,), runouts=2
+      Shallow(),
+      think_seconds=None,
+      iterations=iterations,
+      target_pct=None,
+      streets=(street,),
+      runouts=2,
+      turn_depth_limited=True,
     )
     actions, probs = bot.strategy(states, holes)
     match.check_strategy(bot, actions, probs, 1)
@@ -168,30 +184,32 @@ def test_a_flop_search_answers_legally_and_deterministically_and_converges():
     assert nlhe.is_legal(
       nlhe.take(states, np.zeros(on.sum(), int)), actions.kind[0, on], actions.amount[0, on]
     ).all()
-    ((street, done, gap, _),) = bot.solves
-    assert street == 1 and done == iterations
+    ((solved_street, done, gap, _),) = bot.solves
+    assert solved_street == street and done == iterations
     answers.append(probs), gaps.append(gap)
   np.testing.assert_array_equal(answers[1], answers[2])
   assert gaps[1] < 0.2 * gaps[0]
 
 
-def test_every_leaf_line_of_a_flop_round_is_legal_in_the_real_game():
-  """Flop states after random play (off-tree sizes, raises, facing bets): each leaf's line of the
-  flop round's tree, replayed through the real game, is legal and ends the round (the turn begins)
-  or the betting (a called all-in)."""
+@pytest.mark.parametrize('street', [1, 2])
+def test_every_leaf_line_of_a_depth_limited_round_is_legal_in_the_real_game(street):
+  """Flop and turn states after random play (off-tree sizes, raises, facing bets): each leaf's line
+  of the round's tree, replayed through the real game, is legal and ends the round (the next street
+  begins) or the betting (a called all-in)."""
   states = random_states(3, 64, 8)
-  states = nlhe.take(states, np.flatnonzero(states.street == 1)[:24])
-  assert len(states.street) == 24
-  config = search.SearchConfig(streets=(1,))
+  states = nlhe.take(states, np.flatnonzero(states.street == street)[:24])
+  assert len(states.street) >= 12
+  config = search.SearchConfig(streets=(street,), turn_depth_limited=True)
   leaves = 0
   for b in range(len(states.street)):
     nodes = tree.build(search.subgame_config(states, b, config), first_round_only=True)
     for i, node in enumerate(nodes):
       if node.kind == tree.LEAF:
         hand = depth_limited.leaf_state(states, b, nodes, i)
-        assert hand.finished[0] and hand.folded[0] < 0 or hand.street[0] == 2 and hand.num_actions[0] > 0
+        over = hand.finished[0] and hand.folded[0] < 0
+        assert over or hand.street[0] == street + 1 and hand.num_actions[0] > 0
         leaves += 1
-  assert leaves >= 48
+  assert leaves >= 2 * len(states.street)
 
 
 def test_a_warm_start_carries_the_blueprint_into_flop_re_solves():
@@ -208,10 +226,10 @@ def test_a_warm_start_carries_the_blueprint_into_flop_re_solves():
   config = search.SearchConfig(streets=(1,), runouts=2)
   tree_config = search.subgame_config(state, 0, config)
   ranges = search.floor_ranges(search.track_ranges(Shallow(), state)[0], nlhe.visible_board(state)[0], 1e-3)
-  game = depth_limited.flop_game(
-    Shallow(), state, 0, tree_config, ranges, search.flop_runouts(state, 0, config)
+  game = depth_limited.search_game(
+    Shallow(), state, 0, tree_config, ranges, search.round_runouts(state, 0, config)
   )
-  played = search.flop_warm_policy(Shallow(), state, 0, game, tree_config)
+  played = search.round_warm_policy(Shallow(), state, 0, game, tree_config)
   average, done = depth_limited.solve(game, 0, warm=played, warm_iterations=3)
   assert done == 0
   reach = depth_limited._reach(game, played)
@@ -221,3 +239,119 @@ def test_a_warm_start_carries_the_blueprint_into_flop_re_solves():
     np.testing.assert_allclose(average[n][:, reached], played[n][:, reached], rtol=1e-12, atol=1e-12)
     checked += reached.sum()
   assert checked > 1000
+
+
+def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():
+  """The depth-limited game of a turn decision (its round, continuation leaves on 4 river cards, five
+  hands in each range) against a brute force of the same game: every deal of two hands walked
+  through the real engine along the round's lines, the folds' payoffs from the engine, each leaf's
+  value per continuation by recursion through the rest of the hand (`brute_force`), the chooser's
+  hand picking a continuation with the profile's probabilities. The solved profile's values and both
+  players' best responses agree to 1e-6 (a best response that may pick a continuation per hand where
+  it is the chooser); one wrong entry of one leaf's matrix, where the deal is reached, breaks it."""
+  state = leaf([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)])  # the turn, the big blind (seat 1) to act
+  board = state.board[0]
+  config = search.SearchConfig(
+    streets=(2,), turn_depth_limited=True, turn_round_sizes=('50%,a', 'a'), think_seconds=None, iterations=1
+  )
+  tree_config = search.subgame_config(state, 0, config)
+  runouts = depth_limited.runout_tables(board[:4], depth_limited.river_cards(board[:4])[::12], np.float64)
+  holdings = {
+    1: ['QhJh', '9c9d', 'AhKh', '5s4s', 'Tc9c'],  # seat 1: tree player 0
+    0: ['AcQc', '8h8s', 'KcJd', '7d6d', '3c3d'],  # seat 0: tree player 1
+  }
+  rng = np.random.default_rng(4)
+  ranges = np.zeros((2, 1326))
+  index = {tuple(sorted(h)): k for k, h in enumerate(runouts.hands.tolist())}
+  support = {}
+  for seat, names in holdings.items():
+    support[1 - seat] = [index[tuple(sorted(parse_cards(n)))] for n in names]
+    pairs = [search.PAIR_INDEX[tuple(runouts.hands[k])] for k in support[1 - seat]]
+    ranges[seat, pairs] = rng.random(len(pairs)) + 0.5
+  game = depth_limited.search_game(Shallow(), state, 0, tree_config, ranges, runouts)
+  policy, _ = depth_limited.solve(game, iterations=200)
+  nodes = tree.build(tree_config, first_round_only=True)
+  assert {n.kind for n in nodes} == {tree.DECISION, tree.FOLD, tree.LEAF}
+  row = {int(o): r for r, o in enumerate(game.origin) if o >= 0}
+  chooser_seat = 1 - int(state.to_act[0])
+  chooser = 1 - chooser_seat  # the chooser as a tree player
+  hands = runouts.hands
+
+  # Every deal walked through the engine: fold payoffs and leaf values, seat 1's winnings.
+  deals = [(i, j) for i in support[0] for j in support[1] if not set(hands[i]) & set(hands[j])]
+  payoff = {}  # (node, i, j) -> [C] (one entry at folds and all-in leaves)
+  single = set()  # the nodes with one value: folds, leaves after a called all-in
+  for i, j in deals:
+    hole = np.array([[hands[j], hands[i]]])  # seat 0, seat 1
+    deal = nlhe.initial(hole, state.board, noise=state.noise)
+    n = int(state.num_actions[0])
+    states = {0: nlhe.replay(deal, state.history[:, :n, 1], state.history[:, :n, 2])}
+    for k, node in enumerate(nodes):
+      if k:
+        kind, amount = depth_limited.line_action(node.label)
+        states[k] = nlhe.apply(states[node.parent], np.array([kind]), np.array([amount]))
+      if node.kind == tree.FOLD:
+        payoff[k, i, j] = nlhe.payoffs(states[k])[:, 1].astype(np.float64)
+        single.add(k)
+      elif node.kind == tree.LEAF:
+        count = 1 if states[k].finished[0] else 4
+        single.update([k] if count == 1 else [])
+        payoff[k, i, j] = brute_force(
+          Shallow(), states[k], runouts.cards, hands[i].tolist(), hands[j].tolist(), chooser_seat, count
+        )
+
+  def strategy(node, hand):
+    return policy[row[node]][:, hand]
+
+  def best_response(node, player, hand, opponent):
+    """Player `player`'s best-response value holding `hand` at `node`, summed over the opponent's hands
+    weighted by `opponent` {hand: reach}."""
+    kids = nodes[node].children
+    win = lambda g: payoff[(node, hand, g) if player == 0 else (node, g, hand)] * (1 if player == 0 else -1)  # noqa: E731
+    if nodes[node].kind == tree.DECISION:
+      if nodes[node].player == player:
+        return max(best_response(c, player, hand, opponent) for c in kids)
+      return sum(
+        best_response(c, player, hand, {g: w * strategy(node, g)[a] for g, w in opponent.items()})
+        for a, c in enumerate(kids)
+      )
+    if node in single:
+      return sum(w * win(g)[0] for g, w in opponent.items())
+    if chooser == player:  # the best response picks its continuation
+      return max(sum(w * win(g)[c] for g, w in opponent.items()) for c in range(4))
+    return sum(w * strategy(node, g) @ win(g) for g, w in opponent.items())
+
+  def brute(policy_game):
+    """([2] values, [2] best-response values) per deal, by brute force."""
+    reach = [{k: policy_game.ranges[p][k] for k in support[p]} for p in range(2)]
+    mass = sum(reach[0][i] * reach[1][j] for i, j in deals)
+    best = np.zeros(2)
+    for p in range(2):
+      for h, w in reach[p].items():
+        opponent = {g: v for g, v in reach[1 - p].items() if not set(hands[g]) & set(hands[h])}
+        best[p] += w * best_response(0, p, h, opponent)
+    value = sum(reach[0][i] * reach[1][j] * expected(0, i, j) for i, j in deals)
+    return np.array([value, -value]) / mass, best / mass
+
+  def expected(node, i, j):
+    kids = nodes[node].children
+    if nodes[node].kind == tree.DECISION:
+      p = strategy(node, i if nodes[node].player == 0 else j)
+      return sum(p[a] * expected(c, i, j) for a, c in enumerate(kids))
+    if node in single:
+      return payoff[node, i, j][0]
+    return strategy(node, i if chooser == 0 else j) @ payoff[node, i, j]
+
+  values, best = depth_limited.evaluate(game, policy)
+  brute_values, brute_best = brute(game)
+  np.testing.assert_allclose(values, brute_values, rtol=1e-6, atol=1e-9)
+  np.testing.assert_allclose(best, brute_best, rtol=1e-6, atol=1e-9)
+  assert (best - values).min() > -1e-9 and (best - values).sum() / 2 < 0.05 * tree_config.pot
+  # One wrong entry of each leaf's matrices, at the heaviest deal (a deal that reaches some leaf).
+  pair = lambda k: search.PAIR_INDEX[tuple(hands[k])]  # noqa: E731
+  i, j = max(deals, key=lambda d: ranges[1][pair(d[0])] * ranges[0][pair(d[1])])
+  for m in {int(game.matrix[z]) for z in game.terminals if game.matrix[z] >= 0}:
+    game.matrices[m] = game.matrices[m].copy()
+    game.matrices[m][i, j] += 0.05 * tree_config.pot
+  game._products = None
+  assert not np.allclose(depth_limited.evaluate(game, policy)[0], brute_values, rtol=1e-6, atol=1e-9)

@@ -9,6 +9,7 @@ import pytest
 
 from abstractions import HOLES, pseudo_harmonic
 from jaxcfr import cli
+from jaxcfr.cli import common
 from jaxcfr.poker import bots, defaults
 from jaxcfr.poker.eval import baselines, lbr, match
 from jaxcfr.poker.rules import nlhe
@@ -396,9 +397,16 @@ def test_bad_configurations_are_refused():
     search.SearchConfig(streets=(0, 2))
   with pytest.raises(ValueError, match='runouts'):
     search.SearchConfig(runouts=0)
-  with pytest.raises(ValueError, match='flop search solves with dcfr'):
+  with pytest.raises(ValueError, match='depth-limited search solves with dcfr'):
     search.SearchConfig(streets=(1, 2), algorithm='cfr+')
+  with pytest.raises(ValueError, match='depth-limited search solves with dcfr'):
+    search.SearchConfig(streets=(2, 3), turn_depth_limited=True, algorithm='cfr+')
+  search.SearchConfig(streets=(2, 3), algorithm='cfr+')  # the turn solved to the end takes any
+  with pytest.raises(ValueError, match='turn_depth_limited'):
+    search.SearchConfig(turn_depth_limited=1)
   assert search.SearchConfig(streets=(1, 2, 3)).sizes(1)[0] == tree.street_sizes(*depth_limited.FLOP_SIZES)
+  turn_round = search.SearchConfig(turn_depth_limited=True).sizes(2)
+  assert turn_round[0] == tree.street_sizes(*depth_limited.TURN_ROUND_SIZES)
   with pytest.raises(ValueError, match='think_seconds'):
     search.SearchConfig(think_seconds=0)
   for bad in (-1, 2.5, None, (1,), (1, -1), True):
@@ -435,6 +443,10 @@ def test_search_policies_by_name():
   assert bots.resolve_policy('search:random').config.gadget is defaults.GADGET is None
   parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-gadget', 'resolve'])
   assert parsed.search_gadget == 'resolve'
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-turn', 'depth-limited'])
+  assert common.resolve_policy('search:random', args).config.turn_depth_limited is True
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random'])
+  assert common.resolve_policy('search:random', args).config.turn_depth_limited is False
   for text, counts in (('5', (5, 5)), ('1,0', (1, 0)), (' 0, 3', (0, 3))):
     parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-warm-start', text])
     assert parsed.search_warm_start == counts
@@ -469,6 +481,8 @@ def test_search_policies_by_name():
     (('search:random', 'random', '--think-seconds', '1', '--search-iterations', '5'), 'two budgets'),
     (('always-call', 'random', '--search-gadget', 'resolve'), '--search-gadget applies to a search: policy'),
     (('search:always-call', 'random', '--search-gadget', 'safe'), "invalid choice: 'safe'"),
+    (('always-call', 'random', '--search-turn', 'full'), '--search-turn applies to a search: policy'),
+    (('search:always-call', 'random', '--search-turn', 'half'), "invalid choice: 'half'"),
     (
       ('search:always-call', 'random', '--search-gadget', 'resolve', '--search-warm-start', '2'),
       'a river re-solve with a gadget starts cold',
