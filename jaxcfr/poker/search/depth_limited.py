@@ -613,10 +613,10 @@ class LeafCache:
   """What a search keeps between decisions: the leaf matrices of recent leaves, by the leaf's public
   state (history, board, the noise of the actions played, the rules), the chooser, the runouts and
   the continuations, the least recently used going once `entries` are held (a flop leaf's four
-  matrices are 22 MB, a turn leaf's 20 MB); and the `Runouts` of the last `boards` boards (a turn's
-  signs are 61 MB)."""
+  matrices are 22 MB, a turn leaf's 20 MB: 16 hold a round's leaves, at most 0.35 GB); and the
+  `Runouts` of the last `boards` boards (a turn's signs are 61 MB)."""
 
-  def __init__(self, entries: int = 64, boards: int = 2):
+  def __init__(self, entries: int = 16, boards: int = 2):
     import collections  # noqa: PLC0415
 
     self.entries, self.boards = entries, boards

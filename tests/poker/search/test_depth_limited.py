@@ -355,3 +355,27 @@ def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():
     game.matrices[m][i, j] += 0.05 * tree_config.pot
   game._products = None
   assert not np.allclose(depth_limited.evaluate(game, policy)[0], brute_values, rtol=1e-6, atol=1e-9)
+
+
+def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries():
+  """`LeafCache` gives the matrices `leaves_matrices` builds, the same ones again from what it keeps,
+  tells the two choosers apart, and keeps at most `entries` leaves and `boards` boards' tables."""
+  hands = [
+    leaf([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)]),
+    leaf([(CALL, 0), (CALL, 0), (RAISE, 150), (CALL, 0)]),
+  ]
+  board = hands[0].board[0]
+  cache = depth_limited.LeafCache(entries=2, boards=1)
+  runouts = cache.runouts(board[:3], depth_limited.sample_runouts(np.random.default_rng(1), board[:3], 2))
+  assert cache.runouts(board[:3], runouts.cards) is runouts
+  fresh = depth_limited.leaves_matrices(Shallow(), hands, runouts, 0, 4)
+  kept = cache.matrices(Shallow(), hands, runouts, 0, 4)
+  again = cache.matrices(Shallow(), hands[::-1], runouts, 0, 4)
+  for a, b, c in zip(fresh, kept, again[::-1], strict=True):
+    np.testing.assert_array_equal(a, b)
+    assert b is c  # kept, not built again
+  other = cache.matrices(Shallow(), hands[:1], runouts, 1, 4)[0]
+  assert not np.allclose(other, kept[0])  # the other seat chooses: other values
+  assert len(cache._held) == 2
+  cache.runouts(board[:4], depth_limited.river_cards(board[:4])[:2])
+  assert len(cache._tables) == 1
