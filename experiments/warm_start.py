@@ -1,9 +1,13 @@
-"""Warm starts of the search bot's re-solves: how far from equilibrium a river or flop re-solve is after N
-iterations started from uniform regrets, and started from K iterations of the blueprint's strategy
-(`SearchConfig.warm_start`), on spots where the blueprint's own play reaches the river (or the flop).
+"""Warm starts and blending of the search bot's re-solves: how far from equilibrium a river, flop or
+turn re-solve is after N iterations started from uniform regrets, and started from K iterations of
+the blueprint's strategy (`SearchConfig.warm_start`), on spots where the blueprint's own play reaches
+the street; and, for the depth-limited flop and turn, with the root blended with the blueprint's
+strategy there (`SearchConfig.blend` B: alpha = min(1, N / B)).
 
     python experiments/warm_start.py bp.npz --tables tables-small/ --spots 40 --street river
     python experiments/warm_start.py bp.npz --tables tables-small/ --spots 12 --street flop
+    python experiments/warm_start.py bp.npz --tables tables-small/ --spots 20 --street turn \
+      --warm 0 --iterations 10,20,40 --blend 20,40,80
 
 The spots: hands dealt from `--seed`, both seats played by the blueprint (its sampled actions) up to
 the first decision on the street; the ranges are the search bot's (`search.track_ranges`). Each spot
@@ -83,7 +87,9 @@ def river_row(blueprint, state, b, config, warms, budgets) -> tuple[dict, float]
   return row, query_seconds
 
 
-def flop_row(blueprint, state, b, config, warms, budgets) -> tuple[dict, float]:
+def round_row(blueprint, state, b, config, warms, budgets, blends=()) -> tuple[dict, float]:
+  """A depth-limited flop or turn spot's row; with `blends`, also ('blend', B, N): the uncapped
+  average after N cold iterations with its root blended with the blueprint's root."""
   ranges = search.floor_ranges(
     search.track_ranges(blueprint, state)[b], nlhe.visible_board(state)[b], config.range_floor
   )
@@ -99,6 +105,9 @@ def flop_row(blueprint, state, b, config, warms, budgets) -> tuple[dict, float]:
     for n in budgets:
       policy, _ = depth_limited.solve(game, n, warm=warm_policy if warm else None, warm_iterations=warm)
       row[(warm, n)] = 100 * depth_limited.exploitability(game, policy) / pot
+      for blend in blends if warm == 0 else ():
+        mixed = {**policy, 0: search.blended(policy[0], warm_policy[0], n, blend)}
+        row[('blend', blend, n)] = 100 * depth_limited.exploitability(game, mixed) / pot
   return row, query_seconds
 
 
@@ -106,23 +115,27 @@ def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('blueprint')
   parser.add_argument('--tables', default=None)
-  parser.add_argument('--street', choices=('flop', 'river'), default='river')
+  parser.add_argument('--street', choices=('flop', 'turn', 'river'), default='river')
   parser.add_argument('--spots', type=int, default=40)
   parser.add_argument('--seed', type=int, default=0)
   parser.add_argument('--warm', default='0,5,10,25', help='warm-start iterations to compare')
   parser.add_argument('--iterations', default='10,20,40,80', help='solver iterations to compare')
+  parser.add_argument('--blend', default='', help='blend horizons B to compare (flop and turn; default none)')
   parser.add_argument('--json', default=None)
   args = parser.parse_args(argv)
+  blends = [int(x) for x in args.blend.split(',') if x]
   warms = [int(x) for x in args.warm.split(',')]
   budgets = [int(x) for x in args.iterations.split(',')]
   blueprint = load_policy(args.blueprint, args.tables)
   backend.enable_compilation_cache()
-  street = {'flop': 1, 'river': 3}[args.street]
-  config = search.SearchConfig(streets=(street,))
+  street = {'flop': 1, 'turn': 2, 'river': 3}[args.street]
+  config = search.SearchConfig(streets=(street,), turn_depth_limited=True)
   rows, queries = [], []
   for i, (state, b) in enumerate(spots(blueprint, street, args.spots, args.seed)):
-    make = flop_row if street == 1 else river_row
-    row, seconds = make(blueprint, state, b, config, warms, budgets)
+    if street == 3:
+      row, seconds = river_row(blueprint, state, b, config, warms, budgets)
+    else:
+      row, seconds = round_row(blueprint, state, b, config, warms, budgets, blends)
     rows.append(row), queries.append(seconds)
     print(
       f'spot {i}: blueprint {row["blueprint"]:.2f}% '
@@ -138,6 +151,13 @@ def main(argv=None) -> int:
     medians = [float(np.median([r[(w, n)] for r in rows])) for n in budgets]
     table[f'warm {w}'] = dict(zip(map(str, budgets), medians, strict=True))
     print(f'{w:>10} | ' + ' | '.join(f'{m:.2f}' for m in medians))
+  for blend in blends:
+    medians = [float(np.median([r[('blend', blend, n)] for r in rows])) for n in budgets]
+    table[f'blend {blend}'] = dict(zip(map(str, budgets), medians, strict=True))
+    print(f'{"blend " + str(blend):>10} | ' + ' | '.join(f'{m:.2f}' for m in medians))
+    for n in budgets:
+      closer = float(np.mean([r[('blend', blend, n)] < r[(0, n)] for r in rows]))
+      print(f'  blend {blend}, {n} it: closer than the re-solve alone on {closer:.0%} of the spots')
   better = {}
   for w in warms[1:]:
     for n in budgets:
