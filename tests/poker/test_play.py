@@ -292,6 +292,7 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   assert '--search-streets needs --search' in error_of('--bot', 'random', '--search-streets', 'flop')
   assert '--search-warm-start needs --search' in error_of('--bot', 'random', '--search-warm-start', '1')
   assert '--search-gadget needs --search' in error_of('--bot', 'random', '--search-gadget', 'maxmargin')
+  assert '--search-turn needs --search' in error_of('--bot', 'random', '--search-turn', 'depth-limited')
   other = tmp_path / 'other'
   arrays = {'preflop': np.zeros(169, np.uint8)}
   for street in ('flop', 'turn', 'river'):
@@ -345,6 +346,9 @@ def test_search_wraps_the_bot(monkeypatch):
   assert code == 0 and calls[-1] == ('random', 1.0, 0, (2, 0))
   code, _ = play_text(['--bot', 'random', '--search', '--search-gadget', 'resolve', '--hands', '1'], ['f'])
   assert code == 0 and calls[-1] == ('random', 1.0, 0, 'resolve')
+  argv = ['--bot', 'random', '--search', '--search-turn', 'depth-limited', '--hands', '1']
+  code, _ = play_text(argv, ['f'])
+  assert code == 0 and calls[-1] == ('random', 1.0, 0, True)
 
 
 # The parser of the prompt, on its own.
