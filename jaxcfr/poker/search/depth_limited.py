@@ -262,6 +262,13 @@ def _padded(rows: int) -> int:
   return max(PAD, -(-rows // PAD) * PAD)
 
 
+def _padded_folds(rows: int) -> int:
+  """Fold rows padded to a power of two (at least `PAD`): their count runs over all the runouts (up to
+  hundreds on the turn), so multiples of `PAD` would compile a program for nearly every leaf, and
+  their product is a small part of the leaf's."""
+  return max(PAD, 1 << max(rows - 1, 0).bit_length())
+
+
 def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, continuations: int = 4):
   """[C, H, H] in `runouts.dtype`: for one leaf (`leaf`, one hand at the end of its round, or after a
   called all-in), what seat 1 (tree player 0) holding hand i wins from seat 0 holding hand j over
@@ -313,7 +320,7 @@ def _summed(runouts: Runouts, chooser: int, continuations: int, expanded: tuple,
   grouped[0][:, runout, slot] = one[:, order]
   grouped[1][:, runout, slot] = zero[:, order]
   folds = np.flatnonzero(is_fold)
-  fold_rows = np.zeros((2, continuations, _padded(len(folds)), len(pairs)), dtype)
+  fold_rows = np.zeros((2, continuations, _padded_folds(len(folds)), len(pairs)), dtype)
   fold_rows[0][:, : len(folds)] = one[:, folds]
   fold_rows[1][:, : len(folds)] = zero[:, folds]
   program = _leaf_program()
