@@ -1,10 +1,11 @@
 """Real-time search: a bot that re-solves the subgame it is in at its turn and river decisions, and on
-the flop when asked (depth-limited).
+the flop when asked (depth-limited; the turn too with `turn_depth_limited`).
 
     bot = search_policy(load_policy('bp.npz'), think_seconds=1.0)
     actions, probabilities = bot.strategy(state, holes)      # an `nlhe.Policy`, like the blueprint
     bot.median_think_seconds()                               # {street: seconds per decision}
     search_policy(blueprint, streets=(1, 2, 3))              # the flop too
+    search_policy(blueprint, turn_depth_limited=True)        # the turn's round alone
 
 Preflop, and on the flop unless `SearchConfig.streets` holds it, the bot plays its blueprint (it
 delegates). At a decision of the bot on the turn or river (`SearchConfig.streets`) it
@@ -58,9 +59,9 @@ may start from K iterations in which both players play the blueprint's strategy 
 by pseudo-harmonic odds), so that its regrets and average begin as the blueprint's
 (`solver.subgame_warm_start`; strategy-based warm starting, Brown & Sandholm 2016). By default no
 re-solve is warm-started: with the small blueprint the warm-started ones were further from equilibrium
-after the same iterations (`experiments/warm_start.py`). The turn always starts cold (solved to the end its
-tree deals 48 river cards, so the blueprint would be asked at 584 decision nodes, 200 big blinds
-deep; `warm_start` holds no count for a depth-limited turn).
+after the same iterations (`experiments/warm_start.py`). The turn always starts cold: solved to the end,
+its tree deals 48 river cards, so the blueprint would be asked at 584 decision nodes (200 big blinds
+deep), and `warm_start` holds no count for a depth-limited turn.
 
 By default this is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the
 ranges at the root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the
@@ -219,7 +220,7 @@ class SearchConfig:
   def sizes(self, street: int) -> tuple[tree.StreetSizes, tree.StreetSizes, tree.StreetSizes]:
     """The `TreeConfig.sizes` (flop, turn, river) of a subgame starting on `street` (1, 2 or 3); a
     depth-limited search (`depth_limited_street`) plays its round only."""
-    if street == 1 or (street == 2 and self.turn_depth_limited):
+    if self.depth_limited_street(street):
       round_sizes = tree.street_sizes(*(self.flop_sizes if street == 1 else self.turn_round_sizes))
       return (round_sizes,) * 3
     if street == 3:

@@ -618,7 +618,7 @@ def leaf_state(state: nlhe.HandState, b: int, nodes: list, leaf: int) -> nlhe.Ha
 
 class LeafCache:
   """What a search keeps between decisions: the leaf matrices of recent leaves, by the leaf's public
-  state (history, board, the noise of the actions played, the rules), the chooser, the runouts and
+  state (history, visible board, the noise of the actions played, the rules), the chooser, the runouts and
   the continuations, the least recently used going once `entries` are held (a flop leaf's four
   matrices are 22 MB, a turn leaf's 20 MB: 16 hold a round's leaves, at most 0.35 GB); and the
   `Runouts` of the last `boards` boards (a turn's signs are 61 MB)."""
@@ -647,7 +647,7 @@ class LeafCache:
     keys = [
       (
         hand.history[0, : int(hand.num_actions[0])].tobytes(),
-        hand.board[0].tobytes(),
+        np.asarray(runouts.board).tobytes(),  # the board dealt so far (the rest are the runouts)
         hand.noise[0, : int(hand.num_actions[0])].tobytes(),
         hand.rules,
         chooser,
