@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxcfr import backend, outputs
 from jaxcfr.cli.common import positive_seconds, whole_number
+from jaxcfr.poker import defaults
 from jaxcfr.poker.blueprint import load_policy
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.search import bot as search
@@ -56,7 +57,7 @@ def main(argv=None) -> int:
     help=f'sampled runouts of a flop search (default {depth_limited.RUNOUTS})',
   )  # fmt: skip
   parser.add_argument(
-    '--turn', choices=('full', 'depth-limited'), default='full',
+    '--turn', choices=defaults.TURN_SEARCHES, default=defaults.TURN_SEARCHES[0],
     help="a turn re-solve: to the end of the hand (default 'full'), or its round alone with the "
     'continuation leaves over every river card',
   )  # fmt: skip

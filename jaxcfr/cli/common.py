@@ -203,7 +203,7 @@ def add_search_options(parser) -> None:
     'against the blueprint instead (default: unsafe re-solving)',
   )  # fmt: skip
   parser.add_argument(
-    '--search-turn', choices=('full', 'depth-limited'),
+    '--search-turn', choices=defaults.TURN_SEARCHES,
     help="a turn re-solve: to the end of the hand ('full', the default), or its betting round alone "
     "with the blueprint's continuations at its leaves over every river card ('depth-limited')",
   )  # fmt: skip

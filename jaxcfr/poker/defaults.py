@@ -30,6 +30,7 @@ WARM_START = (0, 0)
 # hand, its best-response value against the blueprint instead of entering the re-solved subgame.
 GADGETS = ('resolve', 'maxmargin')
 GADGET = None  # the search bot's default: unsafe re-solving
+TURN_SEARCHES = ('full', 'depth-limited')  # a turn re-solve: to the end of the hand (default), or its round
 # `jaxcfr blueprint train --algorithm deep-cfr`: sized for a CPU of a few cores (an update on the small
 # preset spends most of its time training, the rest traversing). On a GPU or TPU, DEEP_BLUEPRINT_ACCELERATOR.
 DEEP_BLUEPRINT = {

@@ -28,8 +28,6 @@ actions that coincide are merged (their probabilities added).
 
 from __future__ import annotations
 
-import collections
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,6 +37,7 @@ from abstractions.betting import legal_actions
 from jaxcfr.poker.blueprint import files
 from jaxcfr.poker.blueprint import tree as tree_lib
 from jaxcfr.poker.rules import nlhe
+from jaxcfr.recent import Recent
 
 BOARD_SIZES = (0, 3, 4, 5)  # visible board cards by street (hold'em)
 BOARD_BUCKETS = 4096  # boards whose buckets of every hole pair a policy keeps (5 kB each)
@@ -87,7 +86,7 @@ class BlueprintPolicy:
       )
     self._sizes = _slot_sizes(tree)
     self._lookup = jax.jit(_street_buckets, static_argnums=0)
-    self._board_buckets = collections.OrderedDict()  # (street, board) -> buckets [1,326] of `HOLES`
+    self._board_buckets = Recent(BOARD_BUCKETS)  # (street, board) -> buckets [1,326] of `HOLES`
     self.off_tree = 0  # queries answered by the check/call fallback
 
   # The abstract node of each hand.
@@ -187,19 +186,16 @@ class BlueprintPolicy:
     keys = [
       (int(street), state.board[b, : BOARD_SIZES[street]].tobytes()) for b, street in enumerate(state.street)
     ]
-    missing = list(dict.fromkeys(key for key in keys if key not in self._board_buckets))
-    if missing:
-      first = [keys.index(key) for key in missing]
-      sub = nlhe.take(state, np.array(first))
-      holes = np.broadcast_to(abstractions.HOLES.astype(np.int8), (len(first), len(abstractions.HOLES), 2))
-      for key, row in zip(missing, self._lookup_buckets(sub, holes), strict=True):
-        self._board_buckets[key] = row.astype(np.int32)
-    out = np.stack([self._board_buckets[key] for key in keys]).astype(np.int64)
-    for key in dict.fromkeys(keys):
-      self._board_buckets.move_to_end(key)
-    while len(self._board_buckets) > BOARD_BUCKETS:
-      self._board_buckets.popitem(last=False)
-    return out
+    first = {}
+    for b, key in enumerate(keys):
+      first.setdefault(key, b)
+
+    def build(missing: list) -> np.ndarray:
+      holes = np.broadcast_to(abstractions.HOLES.astype(np.int8), (len(missing), len(abstractions.HOLES), 2))
+      sub = nlhe.take(state, np.array([first[key] for key in missing]))
+      return self._lookup_buckets(sub, holes).astype(np.int32)
+
+    return np.stack(self._board_buckets.get_many(keys, build)).astype(np.int64)
 
   def _lookup_buckets(self, state: nlhe.HandState, holes: np.ndarray) -> np.ndarray:
     """`_bucket` by the bucket function, for any hole pairs."""

@@ -56,6 +56,7 @@ from jaxcfr.poker.rules import cards as cards_module
 from jaxcfr.poker.rules import hands as hand_ranges
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.subgame import showdown, tree
+from jaxcfr.recent import Recent
 
 CONTINUATIONS = ('blueprint', 'fold', 'call', 'raise')  # the opponent's choices at a leaf
 BIAS = 5.0  # the biased continuations multiply their action kind's probability by this
@@ -624,49 +625,37 @@ class LeafCache:
   `Runouts` of the last `boards` boards (a turn's signs are 61 MB)."""
 
   def __init__(self, entries: int = 16, boards: int = 2):
-    import collections  # noqa: PLC0415
-
     self.entries, self.boards = entries, boards
-    self._held = collections.OrderedDict()
-    self._tables = collections.OrderedDict()
+    self._held = Recent(entries)
+    self._tables = Recent(boards)
 
   def runouts(self, board, runout_cards: np.ndarray) -> Runouts:
     """`runout_tables(board, runout_cards)`, kept for the next ask."""
     key = (np.asarray(board, np.int64).tobytes(), np.asarray(runout_cards, np.int64).tobytes())
-    if key not in self._tables:
-      self._tables[key] = runout_tables(board, runout_cards)
-    self._tables.move_to_end(key)
-    found = self._tables[key]
-    while len(self._tables) > self.boards:
-      self._tables.popitem(last=False)
-    return found
+    return self._tables.get_many([key], lambda _: [runout_tables(board, runout_cards)])[0]
 
   def matrices(self, policy, leaves: list, runouts: Runouts, chooser: int, continuations: int) -> list:
     """`leaves_matrices(policy, leaves, runouts, chooser, continuations)`, the leaves not held built
     together and kept for the next ask."""
-    keys = [
-      (
-        hand.history[0, : int(hand.num_actions[0])].tobytes(),
+    keys, hands = [], {}
+    for hand in leaves:
+      n = int(hand.num_actions[0])
+      key = (
+        hand.history[0, :n].tobytes(),
         np.asarray(runouts.board).tobytes(),  # the board dealt so far (the rest are the runouts)
-        hand.noise[0, : int(hand.num_actions[0])].tobytes(),
+        hand.noise[0, :n].tobytes(),
         hand.rules,
         chooser,
         runouts.cards.tobytes(),
         continuations,
       )
-      for hand in leaves
-    ]
-    found = {key: self._held[key] for key in keys if key in self._held}
-    missing = {key: hand for key, hand in zip(keys, leaves, strict=True) if key not in found}
-    if missing:
-      built = leaves_matrices(policy, list(missing.values()), runouts, chooser, continuations)
-      found.update(zip(missing, built, strict=True))
-    for key in keys:
-      self._held[key] = found[key]
-      self._held.move_to_end(key)
-    while len(self._held) > self.entries:
-      self._held.popitem(last=False)
-    return [found[key] for key in keys]
+      keys.append(key)
+      hands.setdefault(key, hand)
+
+    def build(missing: list) -> list:
+      return leaves_matrices(policy, [hands[key] for key in missing], runouts, chooser, continuations)
+
+    return self._held.get_many(keys, build)
 
 
 def search_game(
