@@ -16,7 +16,10 @@ The spots (trees identical in both: postflop-solver's thresholds as ours, `--add
   raises 2.5x, a river donk bet of 50%);
 - `flop`: Qs8h3c with postflop-solver's README ranges, the same sizes (no donk bet);
 - `flop-allin`: the same flop, check or all-in on every street;
-- `flop-compact`: `flop` with `--compact` (ours only differs: each player's state over its range).
+- `flop-compact`: `flop` with `--compact` (ours only differs: each player's state over its range);
+- `flop-compress`, `flop-allin-compress`: `flop` and `flop-allin` with `--compress` (ours keeps its
+  regrets and averages in 16 bits; the peer stays in f32), and `flop-compact-compress` with both;
+  `flop-compress-both`: `flop-compress` against the peer's own 16-bit compression.
 
     python experiments/bench_threads.py [--rounds 3] [--threads 1,2] [--spots turn,flop-allin,flop]
       [--peer experiments/postflop_solver_peer/target/release/spot] [--out results.jsonl]
@@ -49,6 +52,9 @@ SPOTS = {
     'compact': True,
   },
 }
+for _name in ('flop', 'flop-allin', 'flop-compact'):
+  SPOTS[f'{_name}-compress'] = {**SPOTS[_name], 'compress': True}
+SPOTS['flop-compress-both'] = {**SPOTS['flop-compress'], 'peer_compress': True}
 
 
 def timed(command: list[str], threads: int, env: dict) -> tuple[str, int]:
@@ -66,7 +72,8 @@ def timed(command: list[str], threads: int, env: dict) -> tuple[str, int]:
 def peer(binary: str, spot: dict, threads: int) -> dict:
   sizes = lambda text: ', '.join(text.split(','))  # noqa: E731  (its syntax: '60%, e, a')
   command = [binary, spot['board'], '200', '900', *spot['ranges'], sizes(spot['bets']), sizes(spot['raises'])]
-  command += ['1.5', '0.1', '0.5', '0'] + ([spot['donk']] if 'donk' in spot else [])
+  compress = '1' if spot.get('peer_compress') else '0'
+  command += ['1.5', '0.1', '0.5', compress] + ([spot['donk']] if 'donk' in spot else [])
   out, rss = timed(command, threads, {**os.environ, 'RAYON_NUM_THREADS': str(threads)})
   result = json.loads(out.strip().splitlines()[-1])
   pot = 200
@@ -86,8 +93,10 @@ def ours(spot: dict, threads: int) -> dict:
   command += ['--stack', '900', '--oop-range', spot['ranges'][0], '--ip-range', spot['ranges'][1]]
   command += ['--bets', spot['bets'], '--raises', spot['raises'], '--add-all-in', '1.5', '--merge', '0.1']
   command += ['--target', '0.5', '--json', '-', '--quiet']
-  command += (['--donk', spot['donk']] if 'donk' in spot else []) + (
-    ['--compact'] if spot.get('compact') else []
+  command += (
+    (['--donk', spot['donk']] if 'donk' in spot else [])
+    + (['--compact'] if spot.get('compact') else [])
+    + (['--compress'] if spot.get('compress') else [])
   )
   out, rss = timed(command, threads, dict(os.environ))
   report = json.loads(out)

@@ -21,10 +21,28 @@ import numpy as np
 
 __all__ = [
   'ALIGNMENT', 'accounting', 'aligned', 'available_bytes', 'describe', 'empty_aligned', 'format_bytes',
-  'nbytes', 'program_bytes',
+  'nbytes', 'program_bytes', 'release_freed',
 ]  # fmt: skip
 
 ALIGNMENT = 64  # bytes: what XLA's CPU client needs to use a host buffer in place
+
+
+def release_freed() -> bool:
+  """Hands the memory that the C heap holds freed back to the system (glibc's `malloc_trim`; XLA's
+  compiler frees hundreds of megabytes after a large program, which glibc otherwise keeps, so that a
+  process's resident memory stays at its compile peak). False where the C library has no such call."""
+  import ctypes  # noqa: PLC0415
+  import ctypes.util  # noqa: PLC0415
+
+  name = ctypes.util.find_library('c')
+  try:
+    trim = ctypes.CDLL(name).malloc_trim if name else None
+  except (OSError, AttributeError):
+    return False
+  if trim is None:
+    return False
+  trim(0)
+  return True
 
 
 def nbytes(tree) -> int:

@@ -227,14 +227,20 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
   structure, shapes and types as an earlier run's, else keeps them there."""
   jit_start = time.perf_counter()
   # On a sharded game (`sharding.shard_game`) the state is split like the game and stays so.
-  state = sharding.shard_state(solver.init(game, key), game)
+  make_state = lambda: sharding.shard_state(solver.init(game, key), game)  # noqa: E731
+  # A game whose state goes in donated (a subgame's: on a flop, gigabytes) compiles its programs
+  # against the state's shapes and makes the state afterwards: XLA's compiler holds hundreds of
+  # megabytes while it works, which then go back to the system (`memory.release_freed`) before the
+  # state exists, instead of adding to its peak.
+  late = bool(getattr(game, 'donate_state', False)) and sharding.game_mesh(game) is None
+  state = jax.eval_shape(make_state) if late else make_state()
   signature = None
   if cache is not None:
     leaves, structure = jax.tree.flatten(game)
     shapes = tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
     signature = (structure, shapes, exact, warm_up, policy)
     if signature in cache:  # compiled and warmed up already
-      hit, box = cache[signature], [state]
+      hit, box = cache[signature], [make_state() if late else state]
       del state  # handed over: `_placed` frees each leaf as it moves
       state = _placed(box, hit.run_chunk)
       return hit._replace(state=state, jit_seconds=time.perf_counter() - jit_start)
@@ -261,10 +267,17 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
       .compile()
     )
     run_chunk = functools.partial(_donated, compiled) if donated else compiled
+  make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile() if policy else None
+  evaluate = None
+  if exact and from_state and not in_chunk:
+    evaluate = backend.jit(_packed(solver.evaluate_average), game).lower(state, game).compile()
+  if late:
+    memory.release_freed()
+    state = make_state()
+  if not in_chunk:
     box = [state]
     del state  # handed over: `_placed` frees each leaf as it moves
     state = _placed(box, run_chunk)
-  make_policy = backend.jit(solver.average_policy, game).lower(state, game).compile() if policy else None
   # Two calls: the second is still slower than later ones. Not where the program takes its state
   # donated and the state is large (a flop's): a copy to donate would hold it twice, for a warm-up
   # that is nothing beside such a solve.
@@ -277,7 +290,7 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
   start = time.perf_counter()
   policy = jax.block_until_ready(make_policy(state, game)) if policy else None
   policy_seconds_once = time.perf_counter() - start
-  evaluate, evaluation_seconds, check_cost = None, 0.0, 0.0
+  evaluation_seconds, check_cost = 0.0, 0.0
   if in_chunk:
     # A check's share of a chunk's call: the program with and without it, no iterations. Measured
     # back to back, so a little less than in a run, where the check follows the iterations' work.
@@ -285,12 +298,10 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
     evaluation_seconds = median_seconds(evaluate, state, game)
     check_cost = max(evaluation_seconds - median_seconds(run_chunk, state, game, np.int32(0)), 0.0)
   elif exact:
-    jit_start = time.perf_counter()
-    if from_state:
-      evaluate = backend.jit(_packed(solver.evaluate_average), game).lower(state, game).compile()
-    else:
+    if not from_state:
+      jit_start = time.perf_counter()
       evaluate = backend.jit(_packed(evaluate_profile), game).lower(policy, game).compile()
-    jit_seconds += time.perf_counter() - jit_start
+      jit_seconds += time.perf_counter() - jit_start
     evaluation_seconds = median_seconds(evaluate, state if from_state else policy, game)
   programs = _Programs(
     state, run_chunk, make_policy, evaluate, step, exact, from_state, in_chunk, jit_seconds,

@@ -105,6 +105,11 @@ def add_parser(commands) -> None:
     help="keep each player's regrets and averages over that player's range alone: less memory, "
     'slower iterations (a turn or flop spot that fits --max-memory only so gets it anyway)',
   )  # fmt: skip
+  run.add_argument(
+    '--compress', action='store_true',
+    help='keep the regrets and averages in 16 bits (scaled per action): half the float32 state, '
+    'slower iterations, a little slower convergence',
+  )  # fmt: skip
   out = parser.add_argument_group('outputs')
   out.add_argument(
     '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
@@ -211,7 +216,8 @@ def run(args) -> int:
       print('\n'.join(tree.betting_lines(spec.config())))
       return 0
     arrays = solving.state_arrays(args.algorithm)
-    game = spec.build(jnp.dtype(args.dtype), int(args.max_memory * 2**30) or None, arrays, args.compact)
+    limit = int(args.max_memory * 2**30) or None
+    game = spec.build(jnp.dtype(args.dtype), limit, arrays, args.compact, compress=args.compress)
     if args.plot:  # a --node off the tree fails before the solve
       from jaxcfr.poker.subgame import grid  # noqa: PLC0415
 
@@ -232,6 +238,7 @@ def run(args) -> int:
       result = solving.solve(
         game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
         seconds=args.seconds, eval_every=args.eval_every, dtype=jnp.dtype(args.dtype), on_progress=show,
+        compress=args.compress,
       )  # fmt: skip
   report = solving.report(result, spec)
   _print(result, log)
@@ -322,11 +329,12 @@ def _run_spots(args, log) -> int:
       spec = _spot(line, args)
       game = spec.build(
         dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
-        SPOTS_HANDS_MULTIPLE,
+        SPOTS_HANDS_MULTIPLE, args.compress,
       )  # fmt: skip
       result = solving.solve(
         game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
         seconds=args.seconds, eval_every=args.eval_every, dtype=dtype, programs=programs,
+        compress=args.compress,
       )  # fmt: skip
     except (ValueError, TrainingError) as error:
       bad += 1

@@ -30,7 +30,16 @@ import numpy as np
 from jaxcfr.poker.rules import cards as cards_module
 from jaxcfr.poker.rules import ranges as ranges_module
 from jaxcfr.poker.subgame import blocked, showdown
-from jaxcfr.poker.subgame.tree import BOARD_SIZE, CHANCE, DECISION, FOLD, SHOWDOWN, TreeConfig, build
+from jaxcfr.poker.subgame.tree import (
+  BOARD_SIZE,
+  CHANCE,
+  DECISION,
+  FOLD,
+  SHOWDOWN,
+  NodeTable,
+  TreeConfig,
+  build,
+)
 
 
 class TreeInfo:
@@ -612,6 +621,7 @@ def build_subgame(
   if per_player and hands_multiple:
     raise ValueError('per_player keeps each player its own hands: it takes no hands_multiple')
   spot = make_spot(tree, board, ranges, deck, dtype, showdown_by, range_hands, hands_multiple)
+  tree.info.nodes = NodeTable(nodes)  # the labels stay, the Python objects go
   return Subgame(tree, spot, parts)
 
 

@@ -251,8 +251,10 @@ def _unpack(runs, split, hands: int, flat: jax.Array) -> jax.Array:
 
 
 def _unpacked(tree: PublicTree, spot, per_depth) -> list:
-  """A tree's per-depth state (arrays, or pytrees of them: rule states) as [..., e_d, H] arrays."""
-  return _per_depth(_unpack, tree, spot, per_depth)
+  """A tree's per-depth state (arrays, or pytrees of them: rule states) as [..., e_d, H] arrays, in
+  floats where it is kept in 16 bits (`Quantized`)."""
+  unpacked = _per_depth(_unpack, tree, spot, per_depth)
+  return [jax.tree.map(_dequantize, x, is_leaf=_is_quantized) for x in unpacked]
 
 
 def _packed(tree: PublicTree, spot, per_depth) -> list:
@@ -266,8 +268,107 @@ def _per_depth(function, tree: PublicTree, spot, per_depth) -> list:
   if not packed(tree, spot.hand_split):
     return list(per_depth)
   hands = spot.hands.shape[0]
-  one = lambda runs, x: jax.tree.map(lambda y: function(runs, spot.hand_split, hands, y), x)  # noqa: E731
+  apply = lambda runs, y: _on_values(lambda v: function(runs, spot.hand_split, hands, v), y)  # noqa: E731
+  one = lambda runs, x: jax.tree.map(lambda y: apply(runs, y), x, is_leaf=_is_quantized)  # noqa: E731
   return [one(runs, x) for runs, x in zip(tree.edge_runs, per_depth, strict=True)]
+
+
+# 16-bit state (`SolverConfig.compress`, `jaxcfr subgame --compress`): the regrets as int16 and the
+# average's weights as uint16, each edge's row scaled by its largest magnitude over the hands (the
+# step of one unit: that magnitude over the type's largest value), rounded to the nearest step.
+# postflop-solver's compression does the same per node; a row per edge keeps more bits where an
+# action's numbers are small beside its siblings'. The passes decode a part's state as they unpack it
+# and encode it as they pack it; PCFR+'s prediction stays in the float type.
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantized:
+  """A depth's state array in 16 bits: `values` (int16 regrets or uint16 weights) in the state's
+  layout (`state_shapes`), `scale` [..., e_d] (the float type) the value of one unit on each edge."""
+
+  values: jax.Array
+  scale: jax.Array
+
+
+jax.tree_util.register_dataclass(Quantized, data_fields=['values', 'scale'], meta_fields=[])
+
+
+def _is_quantized(x) -> bool:
+  return isinstance(x, Quantized)
+
+
+def _quantize(x: jax.Array, like: Quantized, kept: jax.Array | None = None) -> Quantized:
+  """`x` [..., e_d, H] (floats, unpacked) in `like`'s integer type and float type, one scale per edge:
+  the largest magnitude over the hands it keeps (`kept` [e_d, H], None: all)."""
+  info = jnp.iinfo(like.values.dtype)
+  magnitude = jnp.abs(x) if kept is None else jnp.where(kept, jnp.abs(x), 0)
+  scale = (magnitude.max(-1) / info.max).astype(like.scale.dtype)
+  units = jnp.round(x / jnp.where(scale > 0, scale, 1)[..., None])
+  return Quantized(jnp.clip(units, info.min, info.max).astype(like.values.dtype), scale)
+
+
+def _dequantize(x):
+  """Floats [..., e_d, H] of a `Quantized` whose values are unpacked (other arrays as they are)."""
+  if not _is_quantized(x):
+    return x
+  return x.values.astype(x.scale.dtype) * x.scale[..., None]
+
+
+def _on_values(function, x):
+  """`function` on an array, or on a `Quantized`'s values (its scales kept)."""
+  return Quantized(function(x.values), x.scale) if _is_quantized(x) else function(x)
+
+
+def _stored(tree: PublicTree, spot, per_depth, like) -> tuple:
+  """The inverse of `_unpacked` on the state: per-depth floats [..., e_d, H] packed, and encoded in 16
+  bits where the state they replace (`like`, as stored) is."""
+  coded = []
+  for d, (x, old) in enumerate(zip(per_depth, like, strict=True)):
+    kept = _kept_hands(tree, spot, d)
+    encode = lambda x, old, kept=kept: _quantize(x, old, kept) if _is_quantized(old) else x  # noqa: E731
+    coded.append(jax.tree.map(encode, x, old, is_leaf=_is_quantized))
+  return tuple(_packed(tree, spot, coded))
+
+
+def _kept_hands(tree: PublicTree, spot, d: int) -> jax.Array | None:
+  """[e_d, H] the hands that depth d + 1's packed state keeps on each edge (its actor's), or None
+  where the state keeps every hand: the scales then ignore numbers that packing drops."""
+  if not packed(tree, spot.hand_split):
+    return None
+  actor = np.concatenate([np.full(length, a, np.int8) for length, a in tree.edge_runs[d]])
+  hands, (oop, ip) = spot.hands.shape[0], spot.hand_split
+  index = np.arange(hands)
+  return jnp.asarray(np.where(actor[:, None] == 0, index < oop, index >= hands - ip))
+
+
+def _depth_trees(part) -> list:
+  """(tree, its depth d - 1) of each depth of a part's state (`state_shapes`' order): a blocked tree's
+  upper part, then its forest's (nested alike)."""
+  if not isinstance(part, blocked.Blocks):
+    return [(part, d) for d in range(len(part.level_sizes) - 1)]
+  return _depth_trees(part.upper) + _depth_trees(part.forest)
+
+
+def _edge_counts(part) -> list[tuple[int, ...]]:
+  """Per depth of a part's state its edges' shape: [e_d], with the blocks' axes in front."""
+  if not isinstance(part, blocked.Blocks):
+    return [(stop - start,) for start, stop in part.edge_bounds[1:]]
+  return _edge_counts(part.upper) + [(part.num_blocks, *shape) for shape in _edge_counts(part.forest)]
+
+
+def decoded(game: Subgame, per_depth) -> list:
+  """The state arrays `per_depth` in floats, in their own layout (`state_shapes`): a 16-bit array's
+  values times its edges' scales (packed alike where the layout is)."""
+  part = game.tree if game.blocks is None else game.blocks
+  out = []
+  for (tree, d), x in zip(_depth_trees(part), per_depth, strict=True):
+    if _is_quantized(x):
+      scale = jnp.broadcast_to(x.scale[..., None], (*x.scale.shape, game.num_hands))
+      if packed(tree, game.spot.hand_split):
+        scale = _pack(tree.edge_runs[d], game.spot.hand_split, game.num_hands, scale)
+      x = x.values.astype(x.scale.dtype) * scale
+    out.append(x)
+  return out
 
 
 def state_to_rows(game: Subgame, edges) -> jax.Array:
@@ -494,6 +595,7 @@ class SolverConfig:
   rule: solvers.RegretTransform  # `solvers.regret_rule`'s: CFR+, DCFR, PCFR+, ...
   power: Any  # each iteration t scales the average's weights by ((t - 1) / t)^power
   groups: tuple[tuple[int, ...], ...]  # ((0,), (1,)) alternating updates; ((0, 1),) simultaneous
+  compress: bool = False  # regrets and the average's weights kept in 16 bits (`Quantized`)
 
 
 def solver_config(algorithm: str, hyperparameters: dict) -> tuple[SolverConfig, dict]:
@@ -512,14 +614,24 @@ def solver_config(algorithm: str, hyperparameters: dict) -> tuple[SolverConfig, 
 
 def init(config: SolverConfig, game: Subgame, key: jax.Array | None = None) -> SubgameState:
   del key  # nothing is sampled
-  zeros = tuple(jnp.zeros(shape, game.dtype) for shape in state_shapes(game))
-  return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(config.rule.init(z) for z in zeros))
+  shapes = state_shapes(game)
+  if not config.compress:
+    zeros = tuple(jnp.zeros(shape, game.dtype) for shape in shapes)
+    return SubgameState(jnp.zeros((), jnp.int32), zeros, zeros, tuple(config.rule.init(z) for z in zeros))
+  # The float zeros one depth at a time: the rule's state (none for DCFR) alone keeps them.
+  rule_states = tuple(config.rule.init(jnp.zeros(shape, game.dtype)) for shape in shapes)
+  edges = _edge_counts(game.tree if game.blocks is None else game.blocks)
+  coded = lambda kind: tuple(  # noqa: E731
+    Quantized(jnp.zeros(shape, kind), jnp.zeros(e, game.dtype))
+    for shape, e in zip(shapes, edges, strict=True)
+  )
+  return SubgameState(jnp.zeros((), jnp.int32), coded(jnp.int16), coded(jnp.uint16), rule_states)
 
 
 def current_policy(config: SolverConfig, state: SubgameState, game: Subgame) -> jax.Array:
   positive = [
     jnp.maximum(config.rule.matched_regret(regret, rule_state), 0)
-    for regret, rule_state in zip(state.cumulative_regret, state.rule_state, strict=True)
+    for regret, rule_state in zip(decoded(game, state.cumulative_regret), state.rule_state, strict=True)
   ]
   return match(state_to_rows(game, positive), game.tree.legal)
 
@@ -570,7 +682,8 @@ def step(config: SolverConfig, state: SubgameState, game: Subgame, played) -> tu
     values = half(config, tree, edge, reach, players, first, folds_of, None, parts, t, keep)
     for player, value in zip(players, values, strict=True):
       roots[player] = value[0]
-  return SubgameState(t, *(tuple(_packed(tree, spot, x)) for x in parts)), jnp.stack(roots)
+  stored = (_stored(tree, spot, x, old) for x, old in zip(parts, state[1:], strict=True))
+  return SubgameState(t, *stored), jnp.stack(roots)
 
 
 def blocked_step(
@@ -606,13 +719,15 @@ def _part_half(
   depth 0 [players, n_0, H])."""
   half_of = functools.partial(_part_half, config, spot, players, first, t, keep)
   if not isinstance(part, blocked.Blocks):  # a river forest
+    stored = parts
     parts = tuple(_unpacked(part, spot, x) for x in parts)
     played = None if played is None else _unpacked(part, spot, played)
     edge = _edges_of(config, part, parts[0], parts[2], played)
     reach = _top_down(part, edge, root_reach, None)
     folds_of = _block_terminals(part, spot, cards, mask)
     values = half(config, part, edge, reach, players, first, folds_of, None, parts, t, keep)
-    return tuple(tuple(_packed(part, spot, x)) for x in parts), jnp.stack(values)
+    parts = tuple(_stored(part, spot, x, old) for x, old in zip(parts, stored, strict=True))
+    return parts, jnp.stack(values)
   upper, forest = part.upper, part.forest
   split = len(upper.level_sizes) - 1
   upper_parts = tuple(_unpacked(upper, spot, x[:split]) for x in parts)
@@ -642,7 +757,8 @@ def _part_half(
   upper_folds = _upper_terminals(upper, spot, mask)
   values = half(config, upper, edge, reach, players, first, upper_folds, chance, upper_parts, t, keep)
   parts = tuple(
-    tuple(_packed(upper, spot, u)) + tuple(f) for u, f in zip(upper_parts, forest_parts, strict=True)
+    _stored(upper, spot, u, old[:split]) + tuple(f)
+    for u, f, old in zip(upper_parts, forest_parts, parts, strict=True)
   )
   return parts, jnp.stack(values)
 
@@ -732,11 +848,14 @@ def _add_reach(tree: PublicTree, reach, edge_actor, weights: list, keep) -> None
 # The solvers.
 
 
-def subgame_solver(algorithm: str = defaults.ALGORITHM, **hyperparameters) -> Solver:
+def subgame_solver(
+  algorithm: str = defaults.ALGORITHM, *, compress: bool = False, **hyperparameters
+) -> Solver:
   """The public-tree solver of a full-width algorithm of the registry (validated hyper-parameters,
   defaults for the rest: `defaults.SUBGAME_HYPERPARAMETERS`, else the registry's), e.g.
-  `subgame_solver('dcfr', alpha=1.5)`."""
-  return build(algorithm, hyperparameters)[1]
+  `subgame_solver('dcfr', alpha=1.5)`; `compress` keeps the regrets and the average's weights in 16
+  bits (`Quantized`: half the state of float32, a quarter of float64)."""
+  return build(algorithm, hyperparameters, compress)[1]
 
 
 def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
@@ -751,9 +870,10 @@ def subgame_warm_start(algorithm: str = defaults.ALGORITHM, **hyperparameters):
   return functools.partial(warm_start, config)
 
 
-def build(algorithm: str, hyperparameters: dict) -> tuple[SolverConfig, Solver]:
+def build(algorithm: str, hyperparameters: dict, compress: bool = False) -> tuple[SolverConfig, Solver]:
   """(`algorithm`'s config, its solver: the passes bound to the config); see `subgame_solver`."""
   config, resolved = solver_config(algorithm, hyperparameters)
+  config = dataclasses.replace(config, compress=compress)
   solver = Solver(
     functools.partial(init, config),
     functools.partial(update, config),

@@ -78,6 +78,7 @@ class SpotSpec:
     state_arrays: int = 2,
     compact: bool = False,
     hands_multiple: int = 0,
+    compress: bool = False,
   ) -> subgame.Subgame:
     """The subgame over the hands of the two ranges (`make_spot`'s `range_hands`); `PokerInputError`
     with one line for bad input, or for a tree whose solve would need more than `max_bytes` of
@@ -85,7 +86,8 @@ class SpotSpec:
     per action and hand), before any array is made. With `compact`, or where the spot fits
     `max_bytes` only so, the solver keeps each player's edges over that player's hands alone
     (`build_subgame`'s `per_player`: less memory, slower iterations); else `hands_multiple` pads
-    the hands as `make_spot` does, so that spots of one tree on other boards share programs."""
+    the hands as `make_spot` does, so that spots of one tree on other boards share programs.
+    `compress`: the estimate counts the regrets and averages in 16 bits (`solve(compress=True)`)."""
     deck = self.deck()
     board = cards.parse_board(self.board, deck)
     config = self.config()
@@ -106,7 +108,7 @@ class SpotSpec:
       # a turn card's whole subtree, already hold more than its river cards' share of them).
       shards = blocked_module.shards_of(cards_dealt, jax.local_device_count()) if street_two_blocked else 1
       need = functools.partial(
-        estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards
+        estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards, compress=compress
       )
       compact = compact or (blocked and need() > max_bytes)
       if need(per_player=compact) > max_bytes:
@@ -148,6 +150,7 @@ def estimated_bytes(
   state_arrays: int = 2,
   per_player: bool = False,
   shards: int = 1,
+  compress: bool = False,
 ) -> int:
   """About how much memory solving a tree with these counts (`tree.describe`) takes, over `hands`:
   (both ranges' hands, OOP's, IP's), or one count for all three; `blocks`: the cards of the first
@@ -162,7 +165,8 @@ def estimated_bytes(
   nodes, the spot's tables, the checks: on the example flop the process peaked at 2.58 GB against
   this estimate's 3.08, 2.27 against 2.47 `per_player`); and one block's passes, `_BYTES_FACTOR`
   per (node / `blocks`) x hand. The laid-out strategy (`--strategy-out`, `--plot`, `--html`) is not
-  in it: on a flop, decision nodes x actions x hands more."""
+  in it: on a flop, decision nodes x actions x hands more. `compress`: the regrets and averages take
+  2 bytes a number (the second copy, standing for the rest, stays at the float type's size)."""
   union, oop, ip = (hands,) * 3 if np.ndim(hands) == 0 else hands
   size = jnp.dtype(dtype).itemsize
   if not blocks:
@@ -170,9 +174,11 @@ def estimated_bytes(
     return int(_BYTES_FACTOR * cells * union * size)
   if not per_player:
     oop = ip = union
-  state = state_arrays * (counts['edges'][0] * oop + counts['edges'][1] * ip) * size
+  numbers = counts['edges'][0] * oop + counts['edges'][1] * ip
+  state = state_arrays * numbers * size
+  stored = (2 * 2 + (state_arrays - 2) * size) * numbers if compress else state
   passes = _BYTES_FACTOR * (counts['nodes'] // blocks + 1) * union * size * shards
-  return int(2 * state + passes)
+  return int(stored + state + passes)
 
 
 @dataclasses.dataclass
@@ -244,17 +250,19 @@ def solve(
   dtype=jnp.float32,
   on_progress: Callable | None = None,
   programs: dict | None = None,
+  compress: bool = False,
   **hyperparameters,
 ) -> SubgameResult:
   """Solves a spot until its exploitability is at most `target_pct` % of the pot (checked every
   `eval_every` iterations), or `iterations` (default 1,000 when only a target is given), or
   `seconds` of solving. `programs`: a dict kept across solves with one algorithm and its
-  hyper-parameters, so that spots of one shape compile their programs once (`training.train`)."""
+  hyper-parameters, so that spots of one shape compile their programs once (`training.train`).
+  `compress`: the regrets and the average's weights kept in 16 bits (`solver.Quantized`)."""
   game = spec.build(dtype, state_arrays=state_arrays(algorithm)) if isinstance(spec, SpotSpec) else spec
   pot = game.tree.info.config.pot
   if iterations is None and seconds is None:
     iterations = defaults.MAX_ITERATIONS
-  solver = subgame_solver(algorithm, **hyperparameters)
+  solver = subgame_solver(algorithm, compress=compress, **hyperparameters)
   target = None if target_pct is None else target_pct / 100 * pot
   # A blocked tree's policy laid out is as large as its state (a flop's, gigabytes): made if asked for.
   result = training.train(

@@ -46,6 +46,7 @@ node deals, F fold nodes, S showdown nodes, A the most actions at a decision nod
 from __future__ import annotations
 
 import collections
+import collections.abc
 import dataclasses
 import functools
 import math
@@ -222,6 +223,47 @@ class _Node:
   label: str = ''
   children: list = dataclasses.field(default_factory=list)
   labels: list = dataclasses.field(default_factory=list)
+
+
+class NodeTable(collections.abc.Sequence):
+  """`build`'s nodes kept as arrays: `table[i]` is node i, a `_Node` made when asked for (its
+  `children` and `labels` as lists). A flop tree's 700,000 nodes take about 25 MB so, against about
+  320 MB as Python objects, which a solve would hold beside its state for the labels alone."""
+
+  def __init__(self, nodes: list[_Node]):
+    count = len(nodes)
+    column = lambda name, dtype: np.fromiter((getattr(x, name) for x in nodes), dtype, count)  # noqa: E731
+    self.kind, self.player, self.street = (column(name, np.int8) for name in ('kind', 'player', 'street'))
+    self.parent, self.slot = column('parent', np.int32), column('slot', np.int32)
+    self.added = np.array([x.added for x in nodes], np.int64).reshape(count, 2)
+    self.dealt_count = np.fromiter((len(x.dealt) for x in nodes), np.int8, count)
+    self.dealt = np.full((count, int(self.dealt_count.max(initial=0))), -1, np.int16)
+    for i in np.flatnonzero(self.dealt_count):
+      self.dealt[i, : self.dealt_count[i]] = nodes[i].dealt
+    names = {}
+    self.label = np.fromiter((names.setdefault(x.label, len(names)) for x in nodes), np.int32, count)
+    self.names = list(names)
+    # A node's children are added together (`_add`), so they are consecutive: first and count.
+    self.first_child = np.fromiter((x.children[0] if x.children else 0 for x in nodes), np.int32, count)
+    self.num_children = np.fromiter((len(x.children) for x in nodes), np.int32, count)
+    if any(
+      x.children != list(range(x.children[0], x.children[0] + len(x.children))) for x in nodes if x.children
+    ):
+      raise AssertionError("a node's children are not consecutive")
+
+  def __len__(self) -> int:
+    return len(self.kind)
+
+  def __getitem__(self, index):
+    if isinstance(index, slice):
+      return [self[i] for i in range(*index.indices(len(self)))]
+    i = range(len(self))[index]
+    children = list(range(self.first_child[i], self.first_child[i] + self.num_children[i]))
+    return _Node(
+      int(self.kind[i]), int(self.player[i]), tuple(int(a) for a in self.added[i]), int(self.street[i]),
+      tuple(int(c) for c in self.dealt[i, : self.dealt_count[i]]), int(self.parent[i]), int(self.slot[i]),
+      self.names[self.label[i]], children, [self.names[self.label[c]] for c in children],
+    )  # fmt: skip
 
 
 def _amounts(config: TreeConfig, state: _Round) -> list[tuple[str, int]]:
