@@ -49,6 +49,7 @@ import collections
 import collections.abc
 import dataclasses
 import functools
+import itertools
 import math
 import re
 
@@ -232,23 +233,31 @@ class NodeTable(collections.abc.Sequence):
 
   def __init__(self, nodes: list[_Node]):
     count = len(nodes)
-    column = lambda name, dtype: np.fromiter((getattr(x, name) for x in nodes), dtype, count)  # noqa: E731
-    self.kind, self.player, self.street = (column(name, np.int8) for name in ('kind', 'player', 'street'))
-    self.parent, self.slot = column('parent', np.int32), column('slot', np.int32)
-    self.added = np.array([x.added for x in nodes], np.int64).reshape(count, 2)
-    self.dealt_count = np.fromiter((len(x.dealt) for x in nodes), np.int8, count)
+    columns = np.array(
+      [
+        (x.kind, x.player, x.street, x.parent, x.slot, *x.added, len(x.dealt), len(x.children)) for x in nodes
+      ],
+      np.int64,
+    ).reshape(count, 9)
+    self.kind, self.player, self.street = (columns[:, i].astype(np.int8) for i in range(3))
+    self.parent, self.slot = columns[:, 3].astype(np.int32), columns[:, 4].astype(np.int32)
+    self.added = columns[:, 5:7].copy()
+    self.dealt_count, self.num_children = columns[:, 7].astype(np.int8), columns[:, 8].astype(np.int32)
     self.dealt = np.full((count, int(self.dealt_count.max(initial=0))), -1, np.int16)
-    for i in np.flatnonzero(self.dealt_count):
-      self.dealt[i, : self.dealt_count[i]] = nodes[i].dealt
+    flat = np.fromiter(itertools.chain.from_iterable(x.dealt for x in nodes), np.int16)
+    row = np.repeat(np.arange(count), self.dealt_count)
+    starts = np.cumsum(self.dealt_count, dtype=np.int64) - self.dealt_count
+    self.dealt[row, np.arange(len(flat)) - starts[row]] = flat
     names = {}
     self.label = np.fromiter((names.setdefault(x.label, len(names)) for x in nodes), np.int32, count)
     self.names = list(names)
     # A node's children are added together (`_add`), so they are consecutive: first and count.
-    self.first_child = np.fromiter((x.children[0] if x.children else 0 for x in nodes), np.int32, count)
-    self.num_children = np.fromiter((len(x.children) for x in nodes), np.int32, count)
-    if any(
-      x.children != list(range(x.children[0], x.children[0] + len(x.children))) for x in nodes if x.children
-    ):
+    child = np.flatnonzero(self.parent >= 0)  # node j is child number slot[j] of its parent
+    eldest = child[self.slot[child] == 0]
+    self.first_child = np.zeros(count, np.int32)
+    self.first_child[self.parent[eldest]] = eldest
+    consecutive = (child - self.slot[child] == self.first_child[self.parent[child]]).all()
+    if not consecutive or (np.bincount(self.parent[child], minlength=count) != self.num_children).any():
       raise AssertionError("a node's children are not consecutive")
 
   def __len__(self) -> int:
