@@ -233,17 +233,15 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
   # megabytes while it works, which then go back to the system (`memory.release_freed`) before the
   # state exists, instead of adding to its peak.
   late = bool(getattr(game, 'donate_state', False)) and sharding.game_mesh(game) is None
-  state = jax.eval_shape(make_state) if late else make_state()
   signature = None
   if cache is not None:
     leaves, structure = jax.tree.flatten(game)
     shapes = tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
     signature = (structure, shapes, exact, warm_up, policy)
     if signature in cache:  # compiled and warmed up already
-      hit, box = cache[signature], [make_state() if late else state]
-      del state  # handed over: `_placed` frees each leaf as it moves
-      state = _placed(box, hit.run_chunk)
-      return hit._replace(state=state, jit_seconds=time.perf_counter() - jit_start)
+      hit, box = cache[signature], [make_state()]  # `_placed` frees each leaf as it moves
+      return hit._replace(state=_placed(box, hit.run_chunk), jit_seconds=time.perf_counter() - jit_start)
+  state = jax.eval_shape(make_state) if late else make_state()
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
   # A solver that evaluates its average from its own state: its checks need no laid-out policy. On a
   # game of small arrays they run in the chunk's program, after its iterations (`_with_check`); a
