@@ -40,6 +40,11 @@ def add_parser(commands) -> None:
     'ip_range; optional bets, raises, donk, raise_cap, force_all_in, add_all_in, merge, else the flags); '
     'one JSON result line per spot to --json (default stdout) as each finishes',
   )  # fmt: skip
+  parser.add_argument(
+    '--batch', action='store_true',
+    help='with --spots: river spots of one shape solved together, one vmapped call (for GPUs: on a CPU '
+    'tracing the batched programs costs more than it saves)',
+  )  # fmt: skip
   sizes = parser.add_argument_group('bet sizes (the same on every street)')
   sizes.add_argument(
     '--bets', default=defaults.BETS, help=f"first bets (default '{defaults.BETS.replace('%', '%%')}')"
@@ -196,6 +201,8 @@ def run(args) -> int:
   log = common.log_stream(args)
   if args.spots:
     return _run_spots(args, log)
+  if args.batch:
+    raise common.UsageError('--batch solves the river spots of --spots FILE together; give --spots')
   missing = [flag for flag in SPOT_FLAGS if getattr(args, flag[2:].replace('-', '_')) is None]
   if missing:
     raise common.UsageError(f'the following arguments are required: {", ".join(missing)} (or --spots FILE)')
@@ -322,6 +329,33 @@ def _run_spots(args, log) -> int:
       outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json', '.jsonl'))
   dtype = jnp.dtype(args.dtype)
   results, bad, programs = [], 0, {}  # spots of one shape share their compiled programs
+  pending = {}  # river spots by shape (`solving.batch_key`): [(line number, spec, game)]
+
+  def emit(number, spec, result):
+    report = {'line': number, **solving.report(result, spec)}
+    report.pop('curve')
+    results.append((number, json.dumps(report)))
+    if to_stdout:
+      print(results[-1][1], flush=True)
+    print(
+      f'line {number}: {result.iterations} iterations, exploitability {result.exploitability_pct:.3f}% '
+      f'of the pot, EV OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f}',
+      file=log if not to_stdout else sys.stderr,
+    )
+
+  def solve_batch(key):
+    numbers, specs, games = zip(*pending.pop(key), strict=True)
+    if len(games) == 1:
+      solved = [solving.solve(games[0], **solve_args, dtype=dtype, programs=programs)]
+    else:
+      solved = solving.solve_many(list(games), **solve_args)
+    for number, spec, result in zip(numbers, specs, solved, strict=True):
+      emit(number, spec, result)
+
+  solve_args = {
+    'algorithm': args.algorithm, 'target_pct': args.target or None, 'iterations': args.iterations,
+    'eval_every': args.eval_every, 'compress': args.compress,
+  }  # fmt: skip
   for number, line in enumerate(lines, 1):
     if not line.strip():
       continue
@@ -331,25 +365,23 @@ def _run_spots(args, log) -> int:
         dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
         SPOTS_HANDS_MULTIPLE, args.compress,
       )  # fmt: skip
-      result = solving.solve(
-        game, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
-        seconds=args.seconds, eval_every=args.eval_every, dtype=dtype, programs=programs,
-        compress=args.compress,
-      )  # fmt: skip
+      # With --batch, river spots of one shape solve together in one vmapped call (without a time
+      # budget, which is each spot's own); the rest as they come.
+      key = solving.batch_key(game) if args.batch and args.seconds is None else None
+      if key is not None:
+        pending.setdefault(key, []).append((number, spec, game))
+        if len(pending[key]) == solving.BATCH_SPOTS:
+          solve_batch(key)
+        continue
+      result = solving.solve(game, **solve_args, seconds=args.seconds, dtype=dtype, programs=programs)
     except (ValueError, TrainingError) as error:
       bad += 1
       print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
       continue
-    report = {'line': number, **solving.report(result, spec)}
-    report.pop('curve')
-    results.append(json.dumps(report))
-    if to_stdout:
-      print(results[-1], flush=True)
-    print(
-      f'line {number}: {result.iterations} iterations, exploitability {result.exploitability_pct:.3f}% '
-      f'of the pot, EV OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f}',
-      file=log if not to_stdout else sys.stderr,
-    )
+    emit(number, spec, result)
+  for key in list(pending):
+    solve_batch(key)
+  results = [text for _, text in sorted(results)]  # the file in the lines' order
   if not to_stdout:
     text = ''.join(f'{line}\n' for line in results).encode()
     outputs.write_file(args.json, lambda file: file.write(text), force=args.force, what='--json')

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import json
 import math
+import time
 from collections.abc import Callable
 
 import jax
@@ -288,6 +289,119 @@ def solve(
     state=result.state,
     laid_out=result.policy,
   )
+
+
+# River spots solved together at most (`solve_many`): a river spot's arrays are at most a few
+# megabytes, and its solve is short beside calling its programs.
+BATCH_SPOTS = 256
+
+
+def batch_key(game: subgame.Subgame):
+  """River spots whose keys are equal have one shape (tree, hands, types) and solve in one vmapped
+  call (`solve_many`); None for turn and flop spots (large, and in blocks on a CPU), which solve one
+  by one."""
+  if game.blocks is not None or game.tree.info.config.street != 3:
+    return None
+  leaves, structure = jax.tree.flatten(game)
+  return structure, tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
+
+
+@functools.cache
+def _batch_programs(algorithm: str, compress: bool, hyperparameters: tuple):
+  """(init, chunk, evaluate) of `algorithm`, vmapped over stacked spots and jitted: `chunk(state,
+  game, active, n)` runs n iterations of the active spots and leaves the others' state as it was."""
+  solver = subgame_solver(algorithm, compress=compress, **dict(hyperparameters))
+
+  def chunk(state, game, active, steps):
+    new = jax.lax.fori_loop(0, steps, lambda _, x: solver.update(x, game), state)
+    return jax.tree.map(lambda a, b: jnp.where(active, a, b), new, state)
+
+  vmapped = jax.vmap(chunk, in_axes=(0, 0, 0, None))
+  return (
+    jax.jit(jax.vmap(solver.init)),
+    jax.jit(vmapped, donate_argnums=0),
+    jax.jit(jax.vmap(solver.evaluate_average)),
+    solver.name,
+    solver.hyperparameters,
+  )
+
+
+def solve_many(
+  games: list,
+  algorithm: str = defaults.ALGORITHM,
+  *,
+  target_pct: float | None = defaults.TARGET_PCT,
+  iterations: int | None = None,
+  eval_every: int = defaults.EVAL_EVERY,
+  compress: bool = False,
+  **hyperparameters,
+) -> list[SubgameResult]:
+  """`solve` of spots of one shape (equal `batch_key`s) in one vmapped program: every
+  `eval_every` iterations all are checked, and a spot that has reached `target_pct` (or the
+  iterations) keeps its state while the rest go on, so each stops where `solve` would stop it (the
+  same checks; float sums in another order). Each result's `seconds` and `check_seconds` are its
+  share of the batch's; `jit_seconds` the batch's compiling."""
+  keys = {batch_key(g) for g in games}
+  if len(keys) != 1 or None in keys:
+    raise ValueError('solve_many takes river spots of one shape (see batch_key)')
+  if iterations is None:
+    iterations = defaults.MAX_ITERATIONS
+  init, chunk, evaluate, name, _ = _batch_programs(
+    algorithm, compress, tuple(sorted(hyperparameters.items()))
+  )
+  count, pot = len(games), np.array([g.tree.info.config.pot for g in games], np.float64)
+  stacked = jax.tree.map(lambda *x: jnp.stack(x), *games)
+  start = time.perf_counter()
+  state = init(stacked)
+  active = jnp.ones(count, bool)  # a spot's iterations run while it is active
+  compiled = chunk.lower(state, stacked, active, np.int32(1)).compile()  # any count of iterations
+  evaluated = evaluate.lower(state, stacked).compile()
+  jit_seconds = time.perf_counter() - start
+  done = np.zeros(count, np.int64)
+  curves = [[] for _ in range(count)]
+  solve_seconds = check_seconds = 0.0
+  live = np.ones(count, bool)
+  checks = 0
+  while live.any():
+    steps = int(min(eval_every, iterations - done[live].max()))
+    begin = time.perf_counter()
+    state = jax.block_until_ready(compiled(state, stacked, jnp.asarray(live), np.int32(steps)))
+    solve_seconds += time.perf_counter() - begin
+    done[live] += steps
+    begin = time.perf_counter()
+    nash_conv, values = (np.asarray(x) for x in evaluated(state, stacked))
+    check_seconds += time.perf_counter() - begin
+    checks += 1
+    exploitability = nash_conv / 2
+    for i in np.flatnonzero(live):
+      curves[i].append(
+        {'iteration': int(done[i]), 'seconds': solve_seconds, 'exploitability': float(exploitability[i])}
+      )
+    reached = exploitability <= (-np.inf if target_pct is None else target_pct / 100 * pot)
+    live &= ~reached & (done < iterations)
+  results = []
+  for i, game in enumerate(games):
+    own = jax.tree.map(lambda x, i=i: x[i], state)
+    results.append(
+      SubgameResult(
+        game=game,
+        algorithm=name,
+        iterations=int(done[i]),
+        seconds=solve_seconds / count,
+        jit_seconds=jit_seconds,
+        evaluation_seconds=check_seconds / checks / count,
+        policy_seconds=0.0,
+        check_seconds=check_seconds / count,
+        exploitability=float(exploitability[i]),
+        exploitability_pct=100 * float(exploitability[i]) / pot[i],
+        ev=[float(v + pot[i] / 2) for v in values[i]],
+        equity=[float(e) for e in jax.device_get(_equities(game))],
+        memory_bytes=memory.nbytes(own) + memory.nbytes(game),
+        curve=[{**c, 'exploitability_pct': 100 * c['exploitability'] / pot[i]} for c in curves[i]],
+        state=own,
+      )
+    )
+  return results
 
 
 def root_summary(result: SubgameResult) -> list[tuple[str, float, dict]]:

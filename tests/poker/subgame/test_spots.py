@@ -122,3 +122,51 @@ def test_a_donated_state_too_large_to_copy_skips_the_warm_up(monkeypatch):
   assert sum(calls) == 12 and cold.exploitability > 0
   np.testing.assert_allclose(cold.exploitability, warm.exploitability, rtol=1e-9)
   np.testing.assert_allclose(cold.ev, warm.ev, rtol=1e-9)
+
+
+def test_river_spots_of_one_shape_solve_together_as_alone():
+  """`solve_many` (`--spots --batch`): spots of one shape in one vmapped call stop at the same checks
+  with the same values as alone (float64), each at its own iteration count."""
+  import jax.numpy as jnp  # noqa: PLC0415
+  import numpy as np  # noqa: PLC0415
+
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+
+  ranges = (GOOD['oop_range'], GOOD['ip_range'])
+  boards = ('Td9d6hQc3s', '2c7d8hKsAs', '3c4d9hJsQd')
+  games = [
+    solving.SpotSpec(b, 200, 900, ranges, '50%,a', '').build(jnp.float64, hands_multiple=64) for b in boards
+  ]
+  assert len({solving.batch_key(g) for g in games}) == 1
+  together = solving.solve_many(games, target_pct=0.4, iterations=200)
+  alone = [solving.solve(g, target_pct=0.4, iterations=200, dtype=jnp.float64) for g in games]
+  assert len({r.iterations for r in alone}) > 1  # the spots stop at different checks
+  for batch, one in zip(together, alone, strict=True):
+    assert batch.iterations == one.iterations and batch.exploitability_pct <= 0.4
+    assert [c['iteration'] for c in batch.curve] == [c['iteration'] for c in one.curve]
+    np.testing.assert_allclose(batch.exploitability, one.exploitability, rtol=1e-9)
+    np.testing.assert_allclose(batch.ev, one.ev, rtol=1e-9)
+  with pytest.raises(ValueError, match='one shape'):
+    solving.solve_many([games[0], solving.SpotSpec(boards[0], 200, 900, ranges, 'a', '').build()])
+
+
+def test_spots_batch_on_the_command_line(tmp_path):
+  spots = tmp_path / 'spots.jsonl'
+  boards = ('Td9d6hQc3s', '2c7d8hKsAs', '3c4d9hJsQd')
+  spots.write_text(''.join(json.dumps({**GOOD, 'board': b}) + '\n' for b in boards))
+  runs = []
+  for extra in ((), ('--batch',)):
+    out_file = tmp_path / f'out{len(extra)}.jsonl'
+    code, out, err = run_cli(
+      'subgame', '--spots', str(spots), '--bets', '50%', '--raises', '', '--iterations', '30',
+      '--target', '0', '--json', str(out_file), '--quiet', *extra,
+    )  # fmt: skip
+    assert code == 0, err
+    runs.append([json.loads(line) for line in out_file.read_text().splitlines()])
+  assert [r['line'] for r in runs[1]] == [1, 2, 3]
+  for batch, one in zip(runs[1], runs[0], strict=True):
+    assert batch['iterations'] == one['iterations'] == 30
+    assert batch['ev'] == {k: pytest.approx(v, rel=1e-4) for k, v in one['ev'].items()}
+  code, _, err = run_cli('subgame', '--board', 'Td9d6hQc3s', '--pot', '200', '--stack', '900',
+                         '--oop-range', 'QQ+', '--ip-range', 'JJ+', '--batch')  # fmt: skip
+  assert code == 2 and 'give --spots' in err
