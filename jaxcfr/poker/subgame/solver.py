@@ -302,8 +302,12 @@ def _quantize(x: jax.Array, like: Quantized, kept: jax.Array | None = None) -> Q
   the largest magnitude over the hands it keeps (`kept` [e_d, H], None: all)."""
   info = jnp.iinfo(like.values.dtype)
   magnitude = jnp.abs(x) if kept is None else jnp.where(kept, jnp.abs(x), 0)
-  scale = (magnitude.max(-1) / info.max).astype(like.scale.dtype)
-  units = jnp.round(x / jnp.where(scale > 0, scale, 1)[..., None])
+  top = magnitude.max(-1)
+  scale = (top / info.max).astype(like.scale.dtype)
+  inverse = jnp.where(
+    top > 0, info.max / jnp.where(top > 0, top, 1), 0
+  )  # a product per number, not a division
+  units = jnp.round(x * inverse[..., None])
   return Quantized(jnp.clip(units, info.min, info.max).astype(like.values.dtype), scale)
 
 
