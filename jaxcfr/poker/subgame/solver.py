@@ -304,9 +304,8 @@ def _quantize(x: jax.Array, like: Quantized, kept: jax.Array | None = None) -> Q
   magnitude = jnp.abs(x) if kept is None else jnp.where(kept, jnp.abs(x), 0)
   top = magnitude.max(-1)
   scale = (top / info.max).astype(like.scale.dtype)
-  inverse = jnp.where(
-    top > 0, info.max / jnp.where(top > 0, top, 1), 0
-  )  # a product per number, not a division
+  safe = jnp.where(top > 0, top, 1)
+  inverse = jnp.where(top > 0, info.max / safe, 0)  # then a product per number, not a division
   units = jnp.round(x * inverse[..., None])
   return Quantized(jnp.clip(units, info.min, info.max).astype(like.values.dtype), scale)
 
