@@ -112,8 +112,8 @@ def add_parser(commands) -> None:
   )  # fmt: skip
   run.add_argument(
     '--compress', action='store_true',
-    help='keep the regrets and averages in 16 bits (scaled per action): half the float32 state, '
-    'slower iterations, a little slower convergence',
+    help='keep the regrets and averages in 16 bits (scaled per action): half the float32 state, about '
+    'as many iterations to a target; iterations as fast on a flop, slower on smaller trees',
   )  # fmt: skip
   out = parser.add_argument_group('outputs')
   out.add_argument(
@@ -343,14 +343,22 @@ def _run_spots(args, log) -> int:
       file=log if not to_stdout else sys.stderr,
     )
 
-  def solve_batch(key):
+  def solve_batch(key) -> int:
+    """Solves and writes the pending spots of `key`; the count of bad lines (all of them, if the
+    batch fails)."""
     numbers, specs, games = zip(*pending.pop(key), strict=True)
-    if len(games) == 1:
-      solved = [solving.solve(games[0], **solve_args, dtype=dtype, programs=programs)]
-    else:
-      solved = solving.solve_many(list(games), **solve_args)
+    try:
+      if len(games) == 1:
+        solved = [solving.solve(games[0], **solve_args, dtype=dtype, programs=programs)]
+      else:
+        solved = solving.solve_many(list(games), **solve_args)
+    except (ValueError, TrainingError) as error:
+      for number in numbers:
+        print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
+      return len(numbers)
     for number, spec, result in zip(numbers, specs, solved, strict=True):
       emit(number, spec, result)
+    return 0
 
   solve_args = {
     'algorithm': args.algorithm, 'target_pct': args.target or None, 'iterations': args.iterations,
@@ -371,7 +379,7 @@ def _run_spots(args, log) -> int:
       if key is not None:
         pending.setdefault(key, []).append((number, spec, game))
         if len(pending[key]) == solving.BATCH_SPOTS:
-          solve_batch(key)
+          bad += solve_batch(key)
         continue
       result = solving.solve(game, **solve_args, seconds=args.seconds, dtype=dtype, programs=programs)
     except (ValueError, TrainingError) as error:
@@ -380,7 +388,7 @@ def _run_spots(args, log) -> int:
       continue
     emit(number, spec, result)
   for key in list(pending):
-    solve_batch(key)
+    bad += solve_batch(key)
   results = [text for _, text in sorted(results)]  # the file in the lines' order
   if not to_stdout:
     text = ''.join(f'{line}\n' for line in results).encode()
