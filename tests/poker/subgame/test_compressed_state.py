@@ -47,22 +47,23 @@ def small_game(street: int, per_player: bool, seed: int) -> subgame.Subgame:
 def test_an_update_from_a_16_bit_state_is_the_float_update_rounded(street, per_player):
   game = small_game(street, per_player, seed=street)
   coded, plain = subgame_solver('dcfr', compress=True), subgame_solver('dcfr')
+  # Jitted: op by op, each of a nested tree's small operations would compile a program of its own.
   update = jax.jit(coded.update)
-  state = coded.init(game)
+  state = jax.jit(coded.init)(game)
   assert all(isinstance(x, Quantized) for x in state.cumulative_regret + state.cumulative_policy)
   assert {x.values.dtype for x in state.cumulative_regret} == {jnp.dtype(jnp.int16)}
   assert {x.values.dtype for x in state.cumulative_policy} == {jnp.dtype(jnp.uint16)}
   for _ in range(3):
     state = update(state, game)
   # The same numbers in floats: the float solver reads the same policies from them.
+  decode = jax.jit(lambda x, g: tuple(decoded(g, x)))
   floats = state._replace(
-    cumulative_regret=tuple(decoded(game, state.cumulative_regret)),
-    cumulative_policy=tuple(decoded(game, state.cumulative_policy)),
+    cumulative_regret=decode(state.cumulative_regret, game),
+    cumulative_policy=decode(state.cumulative_policy, game),
   )
   for read in ('current_policy', 'average_policy'):
-    np.testing.assert_allclose(
-      getattr(coded, read)(state, game), getattr(plain, read)(floats, game), atol=1e-12
-    )
+    ours, theirs = (jax.jit(getattr(solver, read)) for solver in (coded, plain))
+    np.testing.assert_allclose(ours(state, game), theirs(floats, game), atol=1e-12)
   after, expected = update(state, game), jax.jit(plain.update)(floats, game)
   legal = np.asarray(game.tree.legal)
   # OOP updates first, from the state as it was; IP then plays against OOP's new (rounded) regrets,
