@@ -221,6 +221,13 @@ class _Programs(NamedTuple):
   check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
 
 
+def shape_signature(tree) -> tuple:
+  """(pytree structure, each leaf's shape and type) of `tree`: games with equal signatures run the
+  same compiled programs."""
+  leaves, structure = jax.tree.flatten(tree)
+  return structure, tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
+
+
 def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True, cache=None) -> _Programs:
   """Compiles the run's programs (see `train`: the chunk, the average policy, the check) and times one
   average policy and one check; with `cache` (a dict), takes them from there for a game of the same
@@ -235,9 +242,7 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
   late = bool(getattr(game, 'donate_state', False)) and sharding.game_mesh(game) is None
   signature = None
   if cache is not None:
-    leaves, structure = jax.tree.flatten(game)
-    shapes = tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
-    signature = (structure, shapes, exact, warm_up, policy)
+    signature = (*shape_signature(game), exact, warm_up, policy)
     if signature in cache:  # compiled and warmed up already
       hit, box = cache[signature], [make_state()]  # `_placed` frees each leaf as it moves
       return hit._replace(state=_placed(box, hit.run_chunk), jit_seconds=time.perf_counter() - jit_start)

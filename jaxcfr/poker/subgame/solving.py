@@ -302,14 +302,14 @@ def batch_key(game: subgame.Subgame):
   by one."""
   if game.blocks is not None or game.tree.info.config.street != 3:
     return None
-  leaves, structure = jax.tree.flatten(game)
-  return structure, tuple((np.shape(x), np.dtype(getattr(x, 'dtype', type(x)))) for x in leaves)
+  return training.shape_signature(game)
 
 
 @functools.cache
 def _batch_programs(algorithm: str, compress: bool, hyperparameters: tuple):
-  """(init, chunk, evaluate) of `algorithm`, vmapped over stacked spots and jitted: `chunk(state,
-  game, active, n)` runs n iterations of the active spots and leaves the others' state as it was."""
+  """(init, chunk, evaluate, the solver's name) of `algorithm`, vmapped over stacked spots and
+  jitted: `chunk(state, game, active, n)` runs n iterations of the active spots and leaves the
+  others' state as it was."""
   solver = subgame_solver(algorithm, compress=compress, **dict(hyperparameters))
 
   def chunk(state, game, active, steps):
@@ -322,7 +322,6 @@ def _batch_programs(algorithm: str, compress: bool, hyperparameters: tuple):
     jax.jit(vmapped, donate_argnums=0),
     jax.jit(jax.vmap(solver.evaluate_average)),
     solver.name,
-    solver.hyperparameters,
   )
 
 
@@ -346,21 +345,18 @@ def solve_many(
     raise ValueError('solve_many takes river spots of one shape (see batch_key)')
   if iterations is None:
     iterations = defaults.MAX_ITERATIONS
-  init, chunk, evaluate, name, _ = _batch_programs(
-    algorithm, compress, tuple(sorted(hyperparameters.items()))
-  )
+  init, chunk, evaluate, name = _batch_programs(algorithm, compress, tuple(sorted(hyperparameters.items())))
   count, pot = len(games), np.array([g.tree.info.config.pot for g in games], np.float64)
   stacked = jax.tree.map(lambda *x: jnp.stack(x), *games)
   start = time.perf_counter()
   state = init(stacked)
-  active = jnp.ones(count, bool)  # a spot's iterations run while it is active
-  compiled = chunk.lower(state, stacked, active, np.int32(1)).compile()  # any count of iterations
+  live = np.ones(count, bool)  # a spot's iterations run while it is live
+  compiled = chunk.lower(state, stacked, jnp.asarray(live), np.int32(1)).compile()  # any count
   evaluated = evaluate.lower(state, stacked).compile()
   jit_seconds = time.perf_counter() - start
   done = np.zeros(count, np.int64)
   curves = [[] for _ in range(count)]
   solve_seconds = check_seconds = 0.0
-  live = np.ones(count, bool)
   checks = 0
   while live.any():
     steps = int(min(eval_every, iterations - done[live].max()))
