@@ -298,6 +298,9 @@ def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
   np.testing.assert_allclose(runs[1], runs[0], rtol=1e-9, atol=1e-12 * float(jnp.abs(runs[0]).max()))
 
 
+# the default suite's minutes: a flop in nested blocks meets the oracle by default
+# (test_poker_subgame.py::test_a_flop_in_blocks_over_the_ranges_hands_matches_the_oracle)
+@pytest.mark.slow
 def test_a_flop_tree_in_nested_blocks_solves_as_the_whole_tree():
   """A flop tree in blocks (turn cards, and river cards inside each: `blocked.Blocks` nested), over
   the ranges' hands only, and the whole tree over the same hands: from the same state, one update
@@ -350,7 +353,7 @@ jax.config.update('jax_enable_x64', True)
 deck = cards.Deck(4, 3)
 rng = np.random.default_rng(9)
 out = []
-for street, dealt in ((1, 3), (2, 4)):
+for street, dealt in {streets!r}:
   config = TreeConfig(street, 60, 120, (street_sizes('50%', 'a'),) * 3, deck_size=deck.size)
   board = tuple(int(c) for c in rng.choice(deck.cards, dealt, replace=False))
   ranges = [rng.random(1326) * (rng.random(1326) < 0.7) for _ in range(2)]
@@ -384,12 +387,17 @@ print(json.dumps(out))
 """
 
 
-def test_river_cards_split_over_devices_solve_as_on_one():
-  """A turn and a flop tree whose river cards' blocks are split over 4 host devices (each device
-  runs its share; `Blocks.shards`): from the same state, one update makes the same regrets and
-  average weights as on one device, and the checks give the same values; the forest's state lives
-  on the 4 devices."""
-  script = _SHARDED.format(paths=import_paths(__file__))
+@pytest.mark.parametrize(
+  'street',
+  # the default suite's minutes: the flop's nested blocks are split the same way (`Blocks.forest`)
+  [2, pytest.param(1, marks=pytest.mark.slow)],
+)
+def test_river_cards_split_over_devices_solve_as_on_one(street):
+  """A turn tree (and with -m slow a flop tree) whose river cards' blocks are split over 4 host
+  devices (each device runs its share; `Blocks.shards`): from the same state, one update makes the
+  same regrets and average weights as on one device, and the checks give the same values; the
+  forest's state lives on the 4 devices."""
+  script = _SHARDED.format(paths=import_paths(__file__), streets=((street, street + 2),))
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=host_devices_env(4), timeout=600
   )
