@@ -110,20 +110,14 @@ def test_threads_split_a_turn_spots_river_cards_over_host_devices():
   devices (the JSON's `devices`), and both answers are near-equilibria of the same game: their EVs
   differ by at most what the two exploitabilities allow (regret matching turns the rounding of
   sums in another order into other iterates, not another game)."""
-  import os  # noqa: PLC0415
-  import subprocess  # noqa: PLC0415
-  import sys  # noqa: PLC0415
-
   spot = ['subgame', '--board', 'Td9d6hQc', '--pot', '200', '--stack', '900', '--oop-range', 'QQ+,AK']
   spot += ['--ip-range', 'JJ+,AQ+,T9s', '--bets', '50%', '--raises', '']
   spot += ['--iterations', '30', '--target', '0']
-  env = {**os.environ, 'JAX_PLATFORMS': 'cpu'}
   reports = {}
-  for threads in (1, 2):
-    command = [sys.executable, '-m', 'jaxcfr.cli', *spot, '--threads', str(threads), '--json', '-', '--quiet']
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
-    reports[threads] = json.loads(done.stdout)
+  for threads in (1, 2):  # each call a fresh process (`run_cli`), its devices set by --threads
+    code, out, err = run_cli(*spot, '--threads', str(threads), '--json', '-', '--quiet')
+    assert code == 0, err
+    reports[threads] = json.loads(out)
   assert reports[1]['devices'] == 1 and reports[2]['devices'] == 2
   bound = 2 * (reports[1]['exploitability'] + reports[2]['exploitability'])  # NashConv each
   assert 0 < bound < 10
