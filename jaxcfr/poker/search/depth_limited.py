@@ -207,7 +207,7 @@ def runout_tables(board, runout_cards: np.ndarray, dtype=np.float32) -> Runouts:
   strength = showdown.strengths(hands, boards)  # [R, H], -1 where blocked
   avoid = (strength >= 0).astype(dtype)
   disjoint = showdown.disjoint_pairs(hands).astype(dtype)
-  count = np.einsum('ri,rj->ij', avoid, avoid) * disjoint
+  count = (avoid.T @ avoid) * disjoint
   return Runouts(
     tuple(int(c) for c in board),
     hands,
@@ -235,39 +235,50 @@ def _signs(strength):
   return _sign_program()(strength)
 
 
-PAD = 8  # terminals per runout and folds are padded to a multiple of this: few compiled shapes
+PAD = 8  # terminals per runout beyond `EXACT`, and folds beyond `FOLD_PAD`, are padded to multiples of this
+EXACT = 16  # up to this many terminals per runout are not padded: a river's blueprint tree has a few
+FOLD_PAD = 64  # fold rows up to this are padded to a power of two, more to a multiple of it
 
 
 @functools.cache
-def _leaf_program():
-  """The jitted sum of a leaf's matrices (see `leaf_matrices`)."""
+def _leaf_program(chooser_wins: bool):
+  """The jitted sum of a leaf's matrices (see `leaf_matrices`): the chooser seat's rows per
+  continuation, the other seat's once (the blueprint's, the same in every continuation);
+  `chooser_wins`: the chooser is seat 1, whose rows carry the chips won."""
   import jax  # noqa: PLC0415
   import jax.numpy as jnp  # noqa: PLC0415
 
-  def one_continuation(sign, disjoint, count, args):
-    one, zero, fold_one, fold_zero = args  # [R, Zp, H] x 2, [F, H] x 2
+  def one_continuation(plain, fold_plain, sign, disjoint, count, args):
+    chosen, fold_chosen = args  # [R, Zp, H], [F, H] (the other seat's: the same shapes)
+    one, zero = (chosen, plain) if chooser_wins else (plain, chosen)
+    fold_one, fold_zero = (fold_chosen, fold_plain) if chooser_wins else (fold_plain, fold_chosen)
     # A loop over the runouts: on XLA:CPU far faster than one batched product [R, H, H] and a sum;
     # the signs read as int8 (a quarter of float32's bytes) beat signs made in the loop.
     add = lambda r, total: total + (one[r].T @ zero[r]) * sign[r].astype(total.dtype)  # noqa: E731
     showdowns = jax.lax.fori_loop(0, len(sign), add, jnp.zeros_like(count))
     return (showdowns + fold_one.T @ fold_zero) * disjoint / jnp.maximum(count, 1)
 
-  def run(one, zero, fold_one, fold_zero, sign, disjoint, count):
-    step = lambda args: one_continuation(sign, disjoint, count, args)  # noqa: E731
-    return jax.lax.map(step, (one, zero, fold_one, fold_zero))
+  def run(chosen, plain, fold_chosen, fold_plain, sign, disjoint, count):
+    step = lambda args: one_continuation(plain, fold_plain, sign, disjoint, count, args)  # noqa: E731
+    return jax.lax.map(step, (chosen, fold_chosen))
 
   return jax.jit(run)
 
 
 def _padded(rows: int) -> int:
-  return max(PAD, -(-rows // PAD) * PAD)
+  """Showdown rows per runout: exact up to `EXACT` (a turn leaf's river tree has a handful, the same
+  for every leaf of its kind: padding 9 to 16 would nearly double the products), multiples of `PAD`
+  above (a flop leaf's turn and river have about 100, of varying counts: few compiled shapes)."""
+  return max(rows, 1) if rows <= EXACT else -(-rows // PAD) * PAD
 
 
 def _padded_folds(rows: int) -> int:
-  """Fold rows padded to a power of two (at least `PAD`): their count runs over all the runouts (up to
-  hundreds on the turn), so multiples of `PAD` would compile a program for nearly every leaf, and
-  their product is a small part of the leaf's."""
-  return max(PAD, 1 << max(rows - 1, 0).bit_length())
+  """Fold rows: a power of two (at least `PAD`) up to `FOLD_PAD`, multiples of `FOLD_PAD` above. Their
+  count runs over all the runouts (hundreds on the turn), so multiples of `PAD` would compile a
+  program for nearly every leaf; a power of two would pad 384 to 512."""
+  if rows <= FOLD_PAD:
+    return max(PAD, 1 << max(rows - 1, 0).bit_length())
+  return -(-rows // FOLD_PAD) * FOLD_PAD
 
 
 def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, continuations: int = 4):
@@ -294,38 +305,42 @@ def _summed(runouts: Runouts, chooser: int, continuations: int, expanded: tuple,
   """One leaf's matrices [C, H, H] from the terminals `rows` of `_expand`'s output `expanded`."""
   source, final, plain, chosen = expanded
   source = source[rows] % len(runouts.cards)
-  final, plain, chosen = nlhe.take(final, rows), plain[rows], chosen[rows]
+  final = nlhe.take(final, rows)
   dtype = runouts.dtype
-  pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
-  mask = runouts.avoid[source]  # [Z, H]
-  plain, chosen = plain[:, pairs] * mask, chosen[:, :, pairs] * mask[:, None]  # [Z, H], [Z, C, H]
   committed = final.committed.astype(dtype)
   folded = final.folded.astype(np.int64)
   # Seat 1's winnings: a fold by seat 0 wins its commitment, by seat 1 loses its own; a showdown wins
-  # or loses the (equal) commitment by the sign of the hands.
+  # or loses the (equal) commitment by the sign of the hands. Seat 1's rows carry them.
   amount = np.where(folded == 0, committed[:, 0], np.where(folded == 1, -committed[:, 1], committed[:, 0]))
-  by_seat = [None, None]  # [C, Z, H]
-  by_seat[chooser] = np.moveaxis(chosen, 1, 0)
-  by_seat[1 - chooser] = np.broadcast_to(plain, (continuations, *plain.shape))
-  one, zero = by_seat[1] * amount[:, None], by_seat[0]
+  # Terminals laid out as rows: showdowns grouped by runout [R, Zp] and folds [F], -1 padding.
   is_fold = folded >= 0
-  # Showdowns grouped by runout [C, R, Zp, H]; folds [C, F, H]; zero rows pad.
   showdowns = np.flatnonzero(~is_fold)
   runout = source[showdowns]
   order = showdowns[np.argsort(runout, kind='stable')]
   runout = source[order]
   start = np.searchsorted(runout, np.arange(len(runouts.cards)))
   slot = np.arange(len(order)) - start[runout]
-  width = _padded(int(slot.max(initial=0)) + 1)
-  grouped = np.zeros((2, continuations, len(runouts.cards), width, len(pairs)), dtype)
-  grouped[0][:, runout, slot] = one[:, order]
-  grouped[1][:, runout, slot] = zero[:, order]
+  layout = np.full((len(runouts.cards), _padded(int(slot.max(initial=0)) + 1)), -1)
+  layout[runout, slot] = order
   folds = np.flatnonzero(is_fold)
-  fold_rows = np.zeros((2, continuations, _padded_folds(len(folds)), len(pairs)), dtype)
-  fold_rows[0][:, : len(folds)] = one[:, folds]
-  fold_rows[1][:, : len(folds)] = zero[:, folds]
-  program = _leaf_program()
-  return np.asarray(program(*grouped, *fold_rows, runouts.sign, runouts.disjoint, runouts.count))
+  fold_layout = np.full(_padded_folds(len(folds)), -1)
+  fold_layout[: len(folds)] = folds
+  # Each seat's reach on the board's hands, 0 where the runout takes a card, seat 1's times the chips;
+  # a padding row (index -1) reads the zero row at the end.
+  pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
+  mask = runouts.avoid[source]  # [Z, H]
+  seat_one = amount[:, None] if chooser == 1 else np.ones((1, 1), dtype)
+  other = np.zeros((len(rows) + 1, len(pairs)), dtype)
+  other[:-1] = plain[rows][:, pairs] * mask * (amount[:, None] if chooser == 0 else 1)
+  own = np.zeros((continuations, len(rows) + 1, len(pairs)), dtype)
+  own[:, :-1] = np.moveaxis(chosen[rows][:, :, pairs], 1, 0) * (mask * seat_one)
+  program = _leaf_program(chooser == 1)
+  return np.asarray(
+    program(
+      own[:, layout], other[layout], own[:, fold_layout], other[fold_layout],
+      runouts.sign, runouts.disjoint, runouts.count,
+    )
+  )  # fmt: skip
 
 
 # 2. The round's game.
