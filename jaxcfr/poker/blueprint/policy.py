@@ -405,9 +405,12 @@ def _merged(actions: nlhe.ActionSet, probabilities: np.ndarray) -> tuple[nlhe.Ac
   width = kind.shape[1]
   first = np.argmax(same, axis=2)  # [B, A]: the first valid slot equal to each slot
   owner = np.where(valid, first, np.arange(width))
-  probabilities = np.where(valid[:, None, :], probabilities, 0.0)
-  onto = (owner[:, :, None] == np.arange(width)).astype(probabilities.dtype)  # [B, A, A]: slot -> owner
-  merged = probabilities @ onto
+  merged = np.where(valid[:, None, :], probabilities, 0.0)
+  # Each slot that coincides with an earlier one (rare: sizes clipped to the same amount) adds its
+  # column onto that slot's, in place; a product with a one-hot [B, A, A] map costs far more.
+  for b, slot in zip(*np.nonzero(valid & (owner != np.arange(width))), strict=True):
+    merged[b, :, owner[b, slot]] += merged[b, :, slot]
+    merged[b, :, slot] = 0.0
   valid = valid & (owner == np.arange(width))
   total = merged.sum(-1, keepdims=True)
   uniform = valid[:, None, :] / np.maximum(valid.sum(-1), 1)[:, None, None]

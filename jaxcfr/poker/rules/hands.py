@@ -87,8 +87,10 @@ def query(policy, state: nlhe.HandState) -> tuple[nlhe.ActionSet, np.ndarray]:
     )
   possible = ~blocked(nlhe.visible_board(state))  # [B, H]
   probs = np.where(possible[..., None], probs, 0.0)
-  invalid = np.where(actions.valid[:, None, :], 0.0, probs)
-  if not np.all(np.isfinite(probs) & (probs >= 0)) or np.any(invalid > 0):
+  states, slots = np.nonzero(~actions.valid)
+  # min >= 0 is False for NaN; max < inf catches infinities: two passes and no temporaries.
+  finite = probs.min(initial=0.0) >= 0 and probs.max(initial=0.0) < np.inf
+  if not finite or np.any(probs[states, :, slots] > 0):
     raise ValueError(f'policy {name}: probabilities must be finite, non-negative, and 0 on invalid actions')
   if np.any(np.abs(probs.sum(axis=2) - 1)[possible] > 1e-6):
     raise ValueError(f'policy {name}: probabilities must sum to 1 over the actions')

@@ -185,6 +185,33 @@ def test_policies_that_break_the_protocol_are_named():
   with pytest.raises(ValueError, match='policy unnormalised: probabilities must sum to 1'):
     lbr.local_best_response(Unnormalised(), hands=4)
 
+  class Broken(Scripted):
+    def __init__(self, how):
+      self.name, self.how = how, how
+
+    def strategy(self, state, holes):
+      actions, probs = super().strategy(state, holes)
+      probs = np.array(probs, np.float64)
+      possible = ~lbr.blocked(nlhe.visible_board(state))
+      b, h = 0, int(np.flatnonzero(possible[0])[0])  # a pair the board leaves
+      if self.how == 'invalid':  # weight on a slot that is not valid, the row still summing to 1
+        slot = int(np.flatnonzero(~np.asarray(actions.valid)[b])[0])
+        probs[b, h] *= 0.5
+        probs[b, h, slot] = 0.5
+      else:
+        probs[b, h, int(np.flatnonzero(np.asarray(actions.valid)[b])[0])] = {
+          'nan': np.nan,
+          'inf': np.inf,
+        }.get(self.how, -0.5)
+      return actions, probs
+
+  for how in ('nan', 'inf', 'negative', 'invalid'):
+    with pytest.raises(
+      ValueError, match=f'policy {how}: probabilities must be finite, non-negative, and 0 on'
+    ):
+      # the big blind checks or raises (fold is not valid); facing 300
+      lbr.query(Broken(how), nlhe.from_actions([[(CALL, 0)], [(RAISE, 300)]]))
+
 
 def test_observe_adds_up_duplicate_slots_and_renormalises():
   state = nlhe.from_actions([[(CALL, 0)], [(RAISE, 300)]])  # the big blind to act: check or raise; facing 300
