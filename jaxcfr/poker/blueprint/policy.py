@@ -89,6 +89,10 @@ class BlueprintPolicy:
     self._board_buckets = Recent(BOARD_BUCKETS)  # (street, board) -> buckets [1,326] of `HOLES`
     self.off_tree = 0  # queries answered by the check/call fallback
 
+  def forget_boards(self) -> None:
+    """Drops the boards' buckets kept for range queries (what a fresh policy would look up again)."""
+    self._board_buckets = Recent(BOARD_BUCKETS)
+
   # The abstract node of each hand.
 
   def abstract_nodes(self, state: nlhe.HandState) -> tuple[np.ndarray, np.ndarray]:
@@ -251,6 +255,9 @@ class NetworkPolicy(BlueprintPolicy):
     self._sizes = _slot_sizes(tree)
     self._network = jax.jit(_network_probabilities, static_argnums=10)
     self.off_tree = 0
+
+  def forget_boards(self) -> None:
+    """Nothing: a network keeps no boards."""
 
   def snapshot(self, state: nlhe.HandState) -> np.ndarray:
     """SD-CFR: the network each hand's players play, int [B, 2], drawn with probability proportional to
