@@ -37,10 +37,17 @@ def main(argv=None) -> int:
   parser.add_argument('--hands', type=whole_number(2), default=40, help='hands of the match (default 40)')
   parser.add_argument('--seed', type=whole_number(0), default=7)
   parser.add_argument('--iterations', type=whole_number(1), default=10, help='DCFR iterations (default 10)')
+  parser.add_argument(
+    '--river-cards', type=_counts, default=(),
+    help='turn: also value each decision on this many river cards sampled of 48 (e.g. 8,16,24) and '
+    "measure the sampled game's solution in the game of every river card",
+  )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
   try:
+    if args.river_cards and args.street != 'turn':
+      raise ValueError('--river-cards is for the turn')
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     blueprint = load_policy(args.blueprint, args.tables)
   except ValueError as error:
@@ -93,11 +100,61 @@ def main(argv=None) -> int:
       f'(p90 {np.percentile(leaf, 90) * 1e3:.0f}), {args.iterations} iterations median '
       f'{np.median(solve) * 1e3:.0f} ms'
     )
+  sampled = _sampled_river_cards(blueprint, decisions, args) if args.river_cards else []
   if args.json:
     report = {'street': args.street, 'hands': args.hands, 'seed': args.seed, 'decisions': len(decisions)}
-    report.update(iterations=args.iterations, passes=passes)
+    report.update(iterations=args.iterations, passes=passes, river_cards=sampled)
     outputs.write_json(args.json, report, force=args.force)
   return 0
+
+
+def _counts(text: str) -> tuple[int, ...]:
+  try:
+    counts = tuple(int(x) for x in text.split(','))
+  except ValueError:
+    raise argparse.ArgumentTypeError(f'{text!r} is not a list of whole numbers') from None
+  if not all(1 <= n <= 48 for n in counts):
+    raise argparse.ArgumentTypeError(f'river cards are 1..48, got {text!r}')
+  return counts
+
+
+def _sampled_river_cards(blueprint, decisions: list, args) -> list:
+  """Per count of sampled river cards: the leaf values' median seconds, and the exploitability (% of
+  the pot, median over the decisions) in the game of every river card of the sampled game's
+  solution after `args.iterations`, next to the full game's own solution's."""
+  rows, full, exact = [], [], []
+  for state, tree_config, ranges, board, runout_cards in decisions:
+    game = depth_limited.search_game(
+      blueprint, state, 0, tree_config, ranges, depth_limited.runout_tables(board, runout_cards)
+    )
+    policy, _ = depth_limited.solve(game, iterations=args.iterations)
+    exact.append(game)
+    full.append(100 * depth_limited.exploitability(game, policy) / tree_config.pot)
+  print(
+    f'every river card: exploitability after {args.iterations} iterations median '
+    f'{np.median(full):.2f}% of the pot'
+  )
+  for count in args.river_cards:
+    seconds, pct = [], []
+    for k, (state, tree_config, ranges, board, runout_cards) in enumerate(decisions):
+      rng = np.random.default_rng([args.seed, k, count])
+      cards = np.sort(rng.choice(runout_cards[:, 0], count, replace=False))[:, None]
+      blueprint.forget_boards()
+      started = time.perf_counter()
+      game = depth_limited.search_game(
+        blueprint, state, 0, tree_config, ranges, depth_limited.runout_tables(board, cards)
+      )
+      seconds.append(time.perf_counter() - started)
+      policy, _ = depth_limited.solve(game, iterations=args.iterations)
+      pct.append(100 * depth_limited.exploitability(exact[k], policy) / tree_config.pot)
+    row = {'river_cards': count, 'leaf_values_median_seconds': float(np.median(seconds))}
+    row.update(exploitability_pct_median=float(np.median(pct)), full_pct_median=float(np.median(full)))
+    rows.append(row)
+    print(
+      f'{count} river cards: leaf values median {np.median(seconds) * 1e3:.0f} ms; the solution in the game '
+      f'of every river card: exploitability median {np.median(pct):.2f}% of the pot'
+    )
+  return rows
 
 
 if __name__ == '__main__':

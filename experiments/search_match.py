@@ -8,6 +8,7 @@ exploitability at the end (% of the pot: the river's, and the flop's depth-limit
     python experiments/search_match.py bp-3600.npz --streets flop,turn,river          # + the flop
     python experiments/search_match.py bp-3600.npz --streets river --gadget maxmargin  # safe re-solving
     python experiments/search_match.py bp-3600.npz --turn depth-limited               # the turn's round
+    python experiments/search_match.py bp-3600.npz --turn depth-limited --river-cards 12   # 12 of 48
 
 The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
 cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
@@ -62,6 +63,10 @@ def main(argv=None) -> int:
     'continuation leaves over every river card',
   )  # fmt: skip
   parser.add_argument(
+    '--river-cards', type=whole_number(1), default=None,
+    help='a depth-limited turn: its leaves on this many sampled river cards (default: all 48)',
+  )  # fmt: skip
+  parser.add_argument(
     '--batch-resolves', choices=('auto', 'on', 'off'), default='auto',
     help='solve the turn and river re-solves of one query together (default auto: on a GPU or TPU)',
   )  # fmt: skip
@@ -89,6 +94,7 @@ def main(argv=None) -> int:
       batch_resolves=batch_resolves,
       gadget=args.gadget,
       turn_depth_limited=args.turn == 'depth-limited',
+      river_cards=args.river_cards,
     )
   except ValueError as error:
     print(f'search_match: error: {error}', file=sys.stderr)
@@ -102,6 +108,7 @@ def main(argv=None) -> int:
   report['batch_resolves'] = bot.batch_resolves
   report['gadget'] = args.gadget
   report['turn'] = args.turn
+  report['river_cards'] = args.river_cards
   report['decisions'] = {}
   for street, times in bot.timings.items():
     if not times:

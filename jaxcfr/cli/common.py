@@ -165,6 +165,14 @@ def warm_starts(text: str) -> tuple[int, int]:
   raise argparse.ArgumentTypeError(f"{text!r}: give K or FLOP,RIVER, whole numbers >= 0 (e.g. '1,0')")
 
 
+def river_card_count(text: str) -> int:
+  """An argparse type: a whole number of river cards, 1..48."""
+  value = whole_number(1)(text)
+  if value > 48:
+    raise argparse.ArgumentTypeError(f'a turn leaves 48 river cards, got {text}')
+  return value
+
+
 SEARCH_OPTIONS = (
   'think_seconds',
   'search_iterations',
@@ -172,6 +180,7 @@ SEARCH_OPTIONS = (
   'search_warm_start',
   'search_gadget',
   'search_turn',
+  'search_river_cards',
 )
 
 
@@ -207,6 +216,11 @@ def add_search_options(parser) -> None:
     help="a turn re-solve: to the end of the hand ('full', the default), or its betting round alone "
     "with the blueprint's continuations at its leaves over every river card ('depth-limited')",
   )  # fmt: skip
+  parser.add_argument(
+    '--search-river-cards', type=river_card_count, metavar='N',
+    help='a depth-limited turn: its leaves on N of the 48 river cards, drawn from the seed and the public '
+    'state (default: every one)',
+  )  # fmt: skip
 
 
 def check_search_options(args, searching: bool, requirement: str) -> None:
@@ -216,6 +230,10 @@ def check_search_options(args, searching: bool, requirement: str) -> None:
   if args.think_seconds is not None and args.search_iterations is not None:
     raise UsageError('--think-seconds and --search-iterations are two budgets: give one')
   if searching:
+    if args.search_river_cards is not None and args.search_turn != 'depth-limited':
+      raise UsageError(
+        '--search-river-cards applies to a depth-limited turn: add --search-turn depth-limited'
+      )
     return
   for name in SEARCH_OPTIONS:
     if getattr(args, name) is not None:
@@ -232,7 +250,7 @@ def resolve_policy(spec: str, args, *, seed: int = 0, tables: str | None = None)
     return bots.resolve_policy(
       spec, args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start,
       args.search_gadget, None if args.search_turn is None else args.search_turn == 'depth-limited',
-      seed=seed, tables=tables,
+      seed=seed, tables=tables, river_cards=args.search_river_cards,
     )  # fmt: skip
 
 

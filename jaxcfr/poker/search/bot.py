@@ -48,7 +48,8 @@ the same ranges and real state, `SearchConfig.flop_sizes` (33% and 75% of the po
 all-in) or `turn_round_sizes` (75% or all-in; raises all-in), and at each leaf, where the round ends
 and the hand goes on, the opponent chooses per hand among four continuations of the blueprint for the
 rest of the hand (Pluribus's), on `runouts` turn and river cards drawn from the seed and the public
-state (the flop) or on every river card (the turn). The leaf values come first (in their own time,
+state (the flop) or on every river card (the turn; `SearchConfig.river_cards` of them drawn the same
+way, if set). The leaf values come first (in their own time,
 not counted in `think_seconds`), then DCFR for `think_seconds` (or `iterations`). A leaf's matrices
 and a board's runout tables are kept between decisions (`depth_limited.LeafCache`): the next decision
 of the same round reuses the leaves it shares.
@@ -167,6 +168,9 @@ class SearchConfig:
   # else the turn is solved to the end of the hand with `turn_sizes`.
   turn_depth_limited: bool = False
   turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES
+  # A depth-limited turn's leaves on this many of the 48 river cards, drawn from the seed and the
+  # public state as the flop's runouts (None: every river card, exact).
+  river_cards: int | None = None
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
   gadget: str | None = defaults.GADGET  # safe river re-solves: 'resolve' or 'maxmargin' (None: unsafe)
@@ -187,6 +191,9 @@ class SearchConfig:
       raise ValueError(f'search re-solves on the flop, turn and river (streets 1, 2, 3), got {self.streets}')
     if not (isinstance(self.runouts, int) and 1 <= self.runouts <= 24):
       raise ValueError(f'runouts must be a whole number in 1..24, got {self.runouts!r}')
+    cards = self.river_cards
+    if cards is not None and (isinstance(cards, bool) or not (isinstance(cards, int) and 1 <= cards <= 48)):
+      raise ValueError(f'river_cards must be a whole number in 1..48 or None, got {self.river_cards!r}')
     warm = self.warm_start
     if isinstance(warm, int) and not isinstance(warm, bool):
       object.__setattr__(self, 'warm_start', warm := (warm, warm))
@@ -735,15 +742,18 @@ def round_runouts(
 ) -> depth_limited.Runouts:
   """The runouts of hand b's depth-limited search (through `cache`): on the flop `config.runouts`
   drawn from `config.seed` and the hand's public state (`public_key`), so that a public state always
-  gets the same ones; on the turn every river card."""
+  gets the same ones; on the turn every river card, or `config.river_cards` of them drawn the same
+  way."""
   tables = depth_limited.runout_tables if cache is None else cache.runouts
   board = nlhe.visible_board(nlhe.take(state, [b]))[0]
-  if state.street[b] == 2:
-    return tables(board[:4], depth_limited.river_cards(board[:4]))
   history, board_bytes, noise, _ = public_key(state, b)
-  seed = zlib.crc32(history + board_bytes + noise)
-  cards = depth_limited.sample_runouts(np.random.default_rng([config.seed, seed]), board[:3], config.runouts)
-  return tables(board[:3], cards)
+  rng = np.random.default_rng([config.seed, zlib.crc32(history + board_bytes + noise)])
+  if state.street[b] == 2:
+    rivers = depth_limited.river_cards(board[:4])
+    if config.river_cards is not None and config.river_cards < len(rivers):
+      rivers = np.sort(rng.choice(rivers[:, 0], config.river_cards, replace=False))[:, None]
+    return tables(board[:4], rivers)
+  return tables(board[:3], depth_limited.sample_runouts(rng, board[:3], config.runouts))
 
 
 def resolve_round(
@@ -939,6 +949,7 @@ def search_policy(
   blend: int | None = None,
   turn_depth_limited: bool = False,
   turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES,
+  river_cards: int | None = None,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
   queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
@@ -952,7 +963,8 @@ def search_policy(
   river safely against the blueprint ('resolve' or 'maxmargin'; default unsafe); `blend`: the root
   strategy played moves from the blueprint's to the re-solve's over this many iterations
   (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's round alone with
-  continuation leaves over every river card (`turn_round_sizes`), as the flop; see the module."""
+  continuation leaves over every river card (`turn_round_sizes`), as the flop, or over `river_cards`
+  of them drawn from the seed and the public state; see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,
@@ -971,5 +983,6 @@ def search_policy(
     blend=blend,
     turn_depth_limited=turn_depth_limited,
     turn_round_sizes=tuple(turn_round_sizes),
+    river_cards=river_cards,
   )
   return SearchPolicy(blueprint, config, name)

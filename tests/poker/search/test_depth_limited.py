@@ -212,6 +212,42 @@ def test_every_leaf_line_of_a_depth_limited_round_is_legal_in_the_real_game(stre
   assert leaves >= 2 * len(states.street)
 
 
+def test_a_turn_search_on_sampled_river_cards_draws_them_from_the_public_state():
+  """`SearchConfig.river_cards`: a depth-limited turn's runouts are that many distinct river cards
+  the board leaves, the same for the same public state and seed, others for another seed (every
+  one of the 48 without it); the flop's runouts are unchanged by it; and the sampled game solves."""
+  states = random_states(9, 64, 6)
+  turn = nlhe.take(states, np.flatnonzero(states.street == 2)[:1])
+  flop = nlhe.take(states, np.flatnonzero(states.street == 1)[:1])
+  board = nlhe.visible_board(turn)[0][:4]
+  every = search.round_runouts(turn, 0, search.SearchConfig(streets=(2,), turn_depth_limited=True))
+  np.testing.assert_array_equal(every.cards, depth_limited.river_cards(board))
+  drawn = [
+    search.round_runouts(
+      turn, 0, search.SearchConfig(streets=(2,), turn_depth_limited=True, river_cards=6, seed=s)
+    )
+    for s in (0, 0, 1)
+  ]
+  cards_drawn = drawn[0].cards[:, 0]
+  assert drawn[0].cards.shape == (6, 1) and len(set(cards_drawn)) == 6
+  assert set(cards_drawn) <= set(every.cards[:, 0])
+  np.testing.assert_array_equal(drawn[1].cards, drawn[0].cards)
+  assert not np.array_equal(drawn[2].cards, drawn[0].cards)
+  plain, sampled = (
+    search.round_runouts(flop, 0, search.SearchConfig(streets=(1,), runouts=2, river_cards=k))
+    for k in (None, 6)
+  )
+  np.testing.assert_array_equal(sampled.cards, plain.cards)
+  bot = search.search_policy(
+    Shallow(), think_seconds=None, iterations=20, target_pct=None, streets=(2,), turn_depth_limited=True,
+    river_cards=6,
+  )  # fmt: skip
+  actions, probs = bot.strategy(turn, turn.hole[[0], turn.to_act][:, None])
+  match.check_strategy(bot, actions, probs, 1)
+  ((_, done, gap, _),) = bot.solves
+  assert done == 20 and 0 <= gap < 100
+
+
 def test_a_warm_start_carries_the_blueprint_into_flop_re_solves():
   """As on the river (`test_search`), through the round game's own solver: after K warm-start
   iterations alone the average strategy is the one played (wherever its player's reach is positive),

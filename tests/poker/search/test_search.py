@@ -397,6 +397,9 @@ def test_bad_configurations_are_refused():
     search.SearchConfig(streets=(0, 2))
   with pytest.raises(ValueError, match='runouts'):
     search.SearchConfig(runouts=0)
+  for bad in (0, 49, True, 2.5):
+    with pytest.raises(ValueError, match='river_cards must be a whole number in 1..48'):
+      search.SearchConfig(river_cards=bad)
   with pytest.raises(ValueError, match='depth-limited search solves with dcfr'):
     search.SearchConfig(streets=(1, 2), algorithm='cfr+')
   with pytest.raises(ValueError, match='depth-limited search solves with dcfr'):
@@ -447,6 +450,11 @@ def test_search_policies_by_name():
   assert common.resolve_policy('search:random', args).config.turn_depth_limited is True
   args = cli.build_parser().parse_args(['match', 'search:random', 'random'])
   assert common.resolve_policy('search:random', args).config.turn_depth_limited is False
+  assert common.resolve_policy('search:random', args).config.river_cards is None
+  args = cli.build_parser().parse_args(
+    ['match', 'search:random', 'random', '--search-turn', 'depth-limited', '--search-river-cards', '12']
+  )
+  assert common.resolve_policy('search:random', args).config.river_cards == 12
   for text, counts in (('5', (5, 5)), ('1,0', (1, 0)), (' 0, 3', (0, 3))):
     parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-warm-start', text])
     assert parsed.search_warm_start == counts
@@ -483,6 +491,19 @@ def test_search_policies_by_name():
     (('search:always-call', 'random', '--search-gadget', 'safe'), "invalid choice: 'safe'"),
     (('always-call', 'random', '--search-turn', 'full'), '--search-turn applies to a search: policy'),
     (('search:always-call', 'random', '--search-turn', 'half'), "invalid choice: 'half'"),
+    (
+      ('always-call', 'random', '--search-river-cards', '8'),
+      '--search-river-cards applies to a search: policy',
+    ),
+    (('search:always-call', 'random', '--search-river-cards', '8'), 'add --search-turn depth-limited'),
+    (
+      ('search:always-call', 'random', '--search-turn', 'depth-limited', '--search-river-cards', '49'),
+      '48 river',
+    ),
+    (
+      ('search:always-call', 'random', '--search-turn', 'depth-limited', '--search-river-cards', '0'),
+      'must be',
+    ),
     (
       ('search:always-call', 'random', '--search-gadget', 'resolve', '--search-warm-start', '2'),
       'a river re-solve with a gadget starts cold',
@@ -524,6 +545,14 @@ def test_an_empty_batch_gets_an_empty_answer():
 @pytest.fixture(scope='module')
 def blueprint(tmp_path_factory):
   """A small-preset blueprint with random probabilities on cheap buckets (as test_blueprint_policy's)."""
+  import os  # noqa: PLC0415
+  import sys  # noqa: PLC0415
+
+  # tests/poker/blueprint is on sys.path only where pytest collected a test there: run alone, this file
+  # puts it there itself.
+  blueprint_tests = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'blueprint')
+  if blueprint_tests not in sys.path:
+    sys.path.append(blueprint_tests)
   from test_blueprint_policy import SumBuckets, random_probabilities, small_tree  # noqa: PLC0415
 
   from jaxcfr.poker.blueprint import files, load_policy  # noqa: PLC0415
