@@ -235,7 +235,7 @@ def _signs(strength):
   return _sign_program()(strength)
 
 
-PAD = 8  # terminals per runout beyond `EXACT`, and folds beyond `FOLD_PAD`, are padded to multiples of this
+PAD = 8  # terminals per runout beyond `EXACT` are padded to a multiple of this; the fewest fold rows
 EXACT = 16  # up to this many terminals per runout are not padded: a river's blueprint tree has a few
 FOLD_PAD = 64  # fold rows up to this are padded to a power of two, more to a multiple of it
 
