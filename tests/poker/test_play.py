@@ -293,6 +293,10 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   assert '--search-warm-start needs --search' in error_of('--bot', 'random', '--search-warm-start', '1')
   assert '--search-gadget needs --search' in error_of('--bot', 'random', '--search-gadget', 'maxmargin')
   assert '--search-turn needs --search' in error_of('--bot', 'random', '--search-turn', 'depth-limited')
+  assert '--search-river-cards needs --search' in error_of('--bot', 'random', '--search-river-cards', '8')
+  assert 'add --search-turn depth-limited' in error_of(
+    '--bot', 'random', '--search', '--search-river-cards', '8'
+  )
   other = tmp_path / 'other'
   arrays = {'preflop': np.zeros(169, np.uint8)}
   for street in ('flop', 'turn', 'river'):
@@ -349,6 +353,8 @@ def test_search_wraps_the_bot(monkeypatch):
   argv = ['--bot', 'random', '--search', '--search-turn', 'depth-limited', '--hands', '1']
   code, _ = play_text(argv, ['f'])
   assert code == 0 and calls[-1] == ('random', 1.0, 0, True)
+  code, _ = play_text([*argv, '--search-river-cards', '8'], ['f'])
+  assert code == 0 and calls[-1] == ('random', 1.0, 0, True, 8)
 
 
 # The parser of the prompt, on its own.
