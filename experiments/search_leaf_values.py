@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.cli.common import whole_number
+from jaxcfr.cli.common import river_card_count, whole_number
 from jaxcfr.poker.blueprint import load_policy
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.rules import nlhe
@@ -77,12 +77,13 @@ def main(argv=None) -> int:
     return 2
   passes = []
   for rep in range(2):
-    leaf, solve = [], []
+    leaf, solve, games = [], [], []
     for state, tree_config, ranges, board, runout_cards in decisions:
       blueprint.forget_boards()
       started = time.perf_counter()
       runouts = depth_limited.runout_tables(board, runout_cards)
       game = depth_limited.search_game(blueprint, state, 0, tree_config, ranges, runouts)
+      games.append(game)
       valued = time.perf_counter()
       depth_limited.solve(game, iterations=args.iterations)
       leaf.append(valued - started)
@@ -100,7 +101,7 @@ def main(argv=None) -> int:
       f'(p90 {np.percentile(leaf, 90) * 1e3:.0f}), {args.iterations} iterations median '
       f'{np.median(solve) * 1e3:.0f} ms'
     )
-  sampled = _sampled_river_cards(blueprint, decisions, args) if args.river_cards else []
+  sampled = _sampled_river_cards(blueprint, decisions, games, args) if args.river_cards else []
   if args.json:
     report = {'street': args.street, 'hands': args.hands, 'seed': args.seed, 'decisions': len(decisions)}
     report.update(iterations=args.iterations, passes=passes, river_cards=sampled)
@@ -109,26 +110,16 @@ def main(argv=None) -> int:
 
 
 def _counts(text: str) -> tuple[int, ...]:
-  try:
-    counts = tuple(int(x) for x in text.split(','))
-  except ValueError:
-    raise argparse.ArgumentTypeError(f'{text!r} is not a list of whole numbers') from None
-  if not all(1 <= n <= 48 for n in counts):
-    raise argparse.ArgumentTypeError(f'river cards are 1..48, got {text!r}')
-  return counts
+  return tuple(river_card_count(part) for part in text.split(','))
 
 
-def _sampled_river_cards(blueprint, decisions: list, args) -> list:
+def _sampled_river_cards(blueprint, decisions: list, exact: list, args) -> list:
   """Per count of sampled river cards: the leaf values' median seconds, and the exploitability (% of
-  the pot, median over the decisions) in the game of every river card of the sampled game's
-  solution after `args.iterations`, next to the full game's own solution's."""
-  rows, full, exact = [], [], []
-  for state, tree_config, ranges, board, runout_cards in decisions:
-    game = depth_limited.search_game(
-      blueprint, state, 0, tree_config, ranges, depth_limited.runout_tables(board, runout_cards)
-    )
+  the pot, median over the decisions) in the game of every river card (`exact`, a game per decision)
+  of the sampled game's solution after `args.iterations`, next to the full game's own solution's."""
+  rows, full = [], []
+  for (_, tree_config, *_), game in zip(decisions, exact, strict=True):
     policy, _ = depth_limited.solve(game, iterations=args.iterations)
-    exact.append(game)
     full.append(100 * depth_limited.exploitability(game, policy) / tree_config.pot)
   print(
     f'every river card: exploitability after {args.iterations} iterations median '
@@ -136,9 +127,8 @@ def _sampled_river_cards(blueprint, decisions: list, args) -> list:
   )
   for count in args.river_cards:
     seconds, pct = [], []
-    for k, (state, tree_config, ranges, board, runout_cards) in enumerate(decisions):
-      rng = np.random.default_rng([args.seed, k, count])
-      cards = np.sort(rng.choice(runout_cards[:, 0], count, replace=False))[:, None]
+    for k, (state, tree_config, ranges, board, _) in enumerate(decisions):
+      cards = depth_limited.sample_river_cards(np.random.default_rng([args.seed, k, count]), board, count)
       blueprint.forget_boards()
       started = time.perf_counter()
       game = depth_limited.search_game(

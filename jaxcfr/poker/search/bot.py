@@ -749,10 +749,9 @@ def round_runouts(
   history, board_bytes, noise, _ = public_key(state, b)
   rng = np.random.default_rng([config.seed, zlib.crc32(history + board_bytes + noise)])
   if state.street[b] == 2:
-    rivers = depth_limited.river_cards(board[:4])
-    if config.river_cards is not None and config.river_cards < len(rivers):
-      rivers = np.sort(rng.choice(rivers[:, 0], config.river_cards, replace=False))[:, None]
-    return tables(board[:4], rivers)
+    if config.river_cards is None:
+      return tables(board[:4], depth_limited.river_cards(board[:4]))
+    return tables(board[:4], depth_limited.sample_river_cards(rng, board[:4], config.river_cards))
   return tables(board[:3], depth_limited.sample_runouts(rng, board[:3], config.runouts))
 
 

@@ -119,6 +119,15 @@ def river_cards(board) -> np.ndarray:
   return np.setdiff1d(np.arange(52), np.asarray(board))[:, None].astype(np.int64)
 
 
+def sample_river_cards(rng: np.random.Generator, board, count: int) -> np.ndarray:
+  """[count, 1] distinct river cards of the 48 that `board` (4 cards: the turn) leaves, in card order
+  (all 48 when `count` is at least that)."""
+  every = river_cards(board)
+  if count >= len(every):
+    return every
+  return np.sort(rng.choice(every[:, 0], count, replace=False))[:, None]
+
+
 def _at_runouts(leaf: nlhe.HandState, board, runouts: np.ndarray) -> nlhe.HandState:
   """The hand `leaf` (one hand, at the end of its round) on each runout: the same history, board
   `board` + the runout; the hole cards are any others (policies are asked with given hands)."""
@@ -329,11 +338,11 @@ def _summed(runouts: Runouts, chooser: int, continuations: int, expanded: tuple,
   # a padding row (index -1) reads the zero row at the end.
   pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
   mask = runouts.avoid[source]  # [Z, H]
-  seat_one = amount[:, None] if chooser == 1 else np.ones((1, 1), dtype)
+  chips = amount[:, None]
   other = np.zeros((len(rows) + 1, len(pairs)), dtype)
-  other[:-1] = plain[rows][:, pairs] * mask * (amount[:, None] if chooser == 0 else 1)
+  other[:-1] = plain[rows][:, pairs] * mask * (chips if chooser == 0 else 1)
   own = np.zeros((continuations, len(rows) + 1, len(pairs)), dtype)
-  own[:, :-1] = np.moveaxis(chosen[rows][:, :, pairs], 1, 0) * (mask * seat_one)
+  own[:, :-1] = np.moveaxis(chosen[rows][:, :, pairs], 1, 0) * (mask * (chips if chooser == 1 else 1))
   program = _leaf_program(chooser == 1)
   return np.asarray(
     program(
