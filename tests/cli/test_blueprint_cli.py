@@ -251,8 +251,14 @@ def test_pcs_resumed_equals_uninterrupted_bit_for_bit(tables, pcs_run, tmp_path)
     (('--boards', '0'), '--boards must be a positive integer, got 0'),
     (('--boards', '4', '--boards-at-once', '3'), 'multiple of --boards-at-once x --devices (3 x 1)'),
     (('--devices', '3'), '--boards 16 must be a multiple of --boards-at-once x --devices (1 x 3)'),
-    # The compiled iteration needs more than the limit: refused once compiled, before any iteration.
-    (('--max-memory', '0.001', '--checkpoint', 'RUN'), 'of memory, more than the limit of 1.07 MB'),
+    # The compiled iteration needs more than the limit: refused once compiled, before any iteration
+    # (with -m slow: compiling PCS's iteration is the default suite's slowest refusal; the tabular
+    # trainer's refusal after compiling runs by default: `test_bad_input_is_one_line_and_exit_status_2`).
+    pytest.param(
+      ('--max-memory', '0.001', '--checkpoint', 'RUN'),
+      'of memory, more than the limit of 1.07 MB',
+      marks=pytest.mark.slow,
+    ),
     (('--algorithm', 'tabular', '--boards-at-once', '2'), '--boards-at-once applies to --algorithm pcs only'),
     (('--batch-size', '32'), '--batch-size does not apply to --algorithm pcs'),
     (('--algorithm', 'tabular', '--boards', '4'), '--boards applies to --algorithm pcs only'),
