@@ -98,8 +98,8 @@ def add_parser(commands) -> None:
   run.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   run.add_argument(
     '--threads', type=common.positive_count, metavar='N',
-    help="CPU cores a turn or flop solve runs on: its river cards split over N host devices, one core "
-    'each (default: the cores this process may use; a GPU solve ignores it)',
+    help="CPU cores a turn or flop solve runs on: a turn's river cards or a flop's turn cards split over "
+    'N host devices, one core each (default: the cores this process may use; a GPU solve ignores it)',
   )  # fmt: skip
   run.add_argument(
     '--max-memory', type=common.non_negative_number, default=defaults.MAX_BYTES / 2**30, metavar='GIB',

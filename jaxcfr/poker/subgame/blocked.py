@@ -6,7 +6,10 @@ reach the river, each followed by the river's betting, differ from card to card 
 card), the street above it (`upper`, whose chance nodes are leaves), and the maps between them and
 the whole tree. A flop tree nests: its `forest` is the turn part under one turn card, itself a
 `Blocks` (the turn street and its river forest), so the solver runs the turn cards one at a time and,
-inside each, the river cards one at a time. The solver then works block by block
+inside each, the river cards one at a time. Over several devices a turn tree splits its river cards
+and a flop tree its turn cards (`Blocks.shards`): the flop's 49 turn cards are padded to a multiple of
+the devices with blocks that deal no card (`Blocks.padding`: no hand reaches them, so they add nothing
+and learn nothing), each device then running whole turn cards. The solver then works block by block
 (`solver.over_blocks`): a block's top-down pass, terminal values and bottom-up pass work on arrays of
 a few hundred kilobytes to a few megabytes, which stay in a CPU's caches between the passes, where
 the whole tree's depth-by-depth passes stream tens of megabytes through memory several times an
@@ -46,8 +49,11 @@ class Blocks:
   decision_source: jax.Array | None  # [D] int32 at the top: each whole-tree decision row's row in
   # the parts' layout (upper's rows, then the blocks', block-major, nested alike); the padding row
   # (the layout's size) for padding. None in a nested forest.
-  shards: int = 1  # where `forest` is the river's: the devices its blocks are split over (a divisor
-  # of the block count; `solver.part_blocks` runs each device's share on that device)
+  shards: int = 1  # the devices the blocks are split over (a divisor of the block count;
+  # `solver.part_blocks` runs each device's share on that device): a turn tree's, or a flop tree's
+  # (its nested forest's then 1)
+  padding: int = 0  # blocks at the end that deal no card (`block_card` -1; a flop tree's, to split
+  # its turn cards evenly over `shards`): rows in the parts' layout, not in the whole tree
 
   @property
   def num_blocks(self) -> int:
@@ -69,7 +75,7 @@ jax.tree_util.register_dataclass(
     'block_board',
     'decision_source',
   ],
-  meta_fields=['upper_rows', 'forest_rows', 'shards'],
+  meta_fields=['upper_rows', 'forest_rows', 'shards', 'padding'],
 )
 
 
@@ -83,8 +89,9 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Bloc
   """The blocks of a turn or flop tree built without padding (`subgame.build_tree(config)`), whose
   parts `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module
   sits below `subgame`); None for other trees (a river tree is one block already) and for trees in
-  which no decision follows a deal. The river cards' blocks are split over the most of `devices`
-  that divides their count (`Blocks.shards`)."""
+  which no decision follows a deal. A turn tree's river cards are split over the most of `devices`
+  that divides their count, a flop tree's turn cards over `devices`, padded to a multiple of them
+  (`Blocks.shards`, `Blocks.padding`)."""
   info = tree.info
   config, nodes = info.config, info.nodes
   if config.street == 3 or any(d < 0 for d in info.decisions) or not info.river_keys:
@@ -93,28 +100,40 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Bloc
   if built is None:
     return None
   blocks, layout, firsts = built
+  nested = isinstance(blocks.forest, Blocks)
+  # A flop's turn cards over the devices: whole turn cards per device (one split for the iteration's
+  # pass, not one per turn card), the count padded to a multiple of the devices.
+  padding = -len(firsts) % devices if nested and devices > 1 else 0
+  # The whole tree's padding decision row reads the row after the layout's (padding blocks' included).
+  rows = len(layout) + padding * blocks.forest_rows
   whole_row = {node: row for row, node in enumerate(info.decisions)}
-  source = np.full(len(info.decisions), len(layout), np.int32)
+  source = np.full(len(info.decisions), rows, np.int32)
   source[[whole_row[i] for i in layout]] = np.arange(len(layout))
   # The cards each block deals: [R, 1] on a turn tree, [T, R, 2] (turn, river) on a flop tree.
   dealt = np.array(_map_nested(lambda i: nodes[i].dealt, firsts), np.int32)
   board_row = {key: r for r, key in enumerate(info.river_keys)}
   boards = np.apply_along_axis(lambda key: board_row[tuple(sorted(key.tolist()))], -1, dealt).astype(np.int32)
   source = jnp.asarray(source)
-  if isinstance(blocks.forest, Blocks):
+  if nested:
+    # A padding block repeats the first turn card's rivers (tables in bounds) and deals card -1.
+    dealt = np.concatenate([dealt, np.repeat(dealt[:1], padding, 0)])
+    boards = np.concatenate([boards, np.repeat(boards[:1], padding, 0)])
     forest = dataclasses.replace(
       blocks.forest,
       block_card=jnp.asarray(dealt[..., 1]),
       block_board=jnp.asarray(boards),
-      shards=shards_of(dealt.shape[1], devices),
+      shards=1,  # its river cards on the device of their turn card
     )
-    cards, boards = dealt[:, 0, 0], np.zeros(len(dealt), np.int32)
+    cards = dealt[:, 0, 0]
+    cards[len(cards) - padding :] = -1
     return dataclasses.replace(
       blocks,
       forest=forest,
       block_card=jnp.asarray(cards),
-      block_board=jnp.asarray(boards),
+      block_board=jnp.zeros(len(dealt), jnp.int32),
       decision_source=source,
+      shards=devices if devices > 1 else 1,
+      padding=padding,
     )
   return dataclasses.replace(
     blocks,

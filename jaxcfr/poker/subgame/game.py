@@ -608,9 +608,10 @@ def build_subgame(
   `blocked.Blocks`, so that the solver runs the part below each deal one card at a time: faster
   iterations on a CPU, where the whole tree's passes stream its arrays through memory (a GPU wants a
   turn tree's whole arrays), and on a flop tree passes that hold one turn card's arrays at a time
-  (so flop trees come in blocks by default on every backend). The river cards' blocks are split
+  (so flop trees come in blocks by default on every backend). A turn tree's river cards are split
   over `devices` (default: all local devices; on a CPU, `--xla_force_host_platform_device_count`
-  host devices run on as many cores), or the most of them that divides the cards' count."""
+  host devices run on as many cores), or the most of them that divides the cards' count; a flop
+  tree's turn cards over `devices`, padded to a multiple of them (`blocked.Blocks.padding`)."""
   nodes = build(config) if nodes is None else nodes
   arrays = functools.partial(tree_arrays, by_actor=range_hands and per_player)
   tree = arrays(config, nodes, dtype, shape)

@@ -164,6 +164,12 @@ def part_blocks(part, one_block, parts, inputs, value_shape, dtype, per_step: in
   return shard(parts, inputs)
 
 
+def _dealt_mask(spot, card: jax.Array) -> jax.Array:
+  """[H] bool: the hands that do not hold a block's card (a deck position); none for a padding block
+  (card -1, `blocked.Blocks.padding`), so that nothing reaches it."""
+  return spot.card_mask[jnp.maximum(card, 0)] & (card >= 0)
+
+
 def _sum_axis1(x: jax.Array) -> jax.Array:
   """x.sum(1), as unrolled additions where axis 1 is short (a node's children): XLA:CPU hands
   reductions to a library call, which costs more than its own fused loop at a few terms."""
@@ -399,8 +405,12 @@ def rows_to_state(game: Subgame, policy: jax.Array) -> list[jax.Array]:
   solver's per-edge layout for `game` (`state_shapes`)."""
   if game.blocks is None:
     return _packed(game.tree, game.spot, edge_rows(game.tree, policy_edges(game.tree, policy)))
-  layout = jnp.argsort(game.blocks.decision_source)  # the whole tree's row of each layout row
-  return _part_state(game.blocks, game.spot, take(policy, layout))
+  blocks = game.blocks
+  real = blocks.num_rows - blocks.padding * blocks.forest_rows
+  layout = jnp.argsort(blocks.decision_source)[:real]  # the whole tree's row of each layout row
+  rows = take(policy, layout)
+  rows = jnp.pad(rows, ((0, blocks.num_rows - real),) + ((0, 0),) * (rows.ndim - 1))  # padding blocks
+  return _part_state(blocks, game.spot, rows)
 
 
 def _part_state(part, spot, rows: jax.Array) -> list[jax.Array]:
@@ -562,7 +572,7 @@ def _evaluate_part(part, spot, weights: list, root_reach, mask, cards) -> jax.Ar
 
   def one_block(args):
     (), block_weights, board, inner, card = args
-    card_mask = spot.card_mask[card]
+    card_mask = _dealt_mask(spot, card)
     block_mask = card_mask if mask is None else mask * card_mask
     nested = inner if isinstance(forest, blocked.Blocks) else board
     root = take(chance_reach, part.root_chance) * card_mask
@@ -745,7 +755,7 @@ def _part_half(
 
   def one_block(args):
     block_parts, block_played, board, inner, card = args
-    card_mask = spot.card_mask[card]  # the hands that do not hold the block's card
+    card_mask = _dealt_mask(spot, card)  # the hands that do not hold the block's card
     block_mask = card_mask if mask is None else mask * card_mask
     nested = inner if isinstance(forest, blocked.Blocks) else board
     root = take(chance_reach, part.root_chance) * card_mask

@@ -104,10 +104,11 @@ class SpotSpec:
       hands = int((on_board[0] | on_board[1]).sum()), int(on_board[0].sum()), int(on_board[1].sum())
       blocked = config.street == 1 or (config.street == 2 and jax.default_backend() == 'cpu')
       cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
-      street_two_blocked = blocked and config.street == 2
-      # A turn's river cards split over devices: a block's passes on each at once (a flop's blocks,
-      # a turn card's whole subtree, already hold more than its river cards' share of them).
-      shards = blocked_module.shards_of(cards_dealt, jax.local_device_count()) if street_two_blocked else 1
+      # A turn's river cards or a flop's turn cards split over devices: a block's passes on each at
+      # once (a flop's padding blocks, `blocked.Blocks.padding`, add a fiftieth of the state or less).
+      shards = 1 if not blocked else jax.local_device_count()
+      if blocked and config.street == 2:
+        shards = blocked_module.shards_of(cards_dealt, shards)
       need = functools.partial(
         estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards, compress=compress
       )
@@ -427,11 +428,13 @@ def _strength(name: str) -> float:
 
 
 def devices(game: subgame.Subgame) -> int:
-  """The devices a game's river cards are split over (`blocked.Blocks.shards`; 1 where none are)."""
-  blocks = game.blocks
-  while blocks is not None and isinstance(blocks.forest, blocked_module.Blocks):
-    blocks = blocks.forest
-  return 1 if blocks is None else blocks.shards
+  """The devices a game's blocks are split over (`blocked.Blocks.shards`: a turn's river cards, a
+  flop's turn cards; 1 where none are)."""
+  shards, blocks = 1, game.blocks
+  while blocks is not None:
+    shards = max(shards, blocks.shards)
+    blocks = blocks.forest if isinstance(blocks.forest, blocked_module.Blocks) else None
+  return shards
 
 
 def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:

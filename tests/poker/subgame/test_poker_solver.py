@@ -346,7 +346,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxcfr.poker.rules import cards
 from jaxcfr.poker.subgame import game as subgame
-from jaxcfr.poker.subgame.solver import state_to_rows, subgame_solver
+from jaxcfr.poker.subgame.solver import rows_to_state, state_to_rows, subgame_solver
 from jaxcfr.poker.subgame.tree import TreeConfig, street_sizes
 
 jax.config.update('jax_enable_x64', True)
@@ -361,20 +361,28 @@ for street, dealt in {streets!r}:
     subgame.build_subgame(config, board, ranges, deck, jnp.float64, blocks=True, range_hands=True, devices=d)
     for d in (1, 4)
   ]
-  river = [g.blocks if street == 2 else g.blocks.forest for g in games]
+  split = [g.blocks for g in games]  # a turn's river cards, a flop's turn cards
   solver = subgame_solver('dcfr')
   update, evaluate = jax.jit(solver.update), jax.jit(solver.evaluate_average)
   state = solver.init(games[0])
   for _ in range(3):
     state = update(state, games[0])
   state = jax.tree.map(lambda x: jnp.asarray(np.asarray(x)), state)  # on no device in particular
+  assert not jax.tree.leaves(state.rule_state)
+  # The same state in the layout of 4 devices (a flop's turn cards padded to a multiple of 4).
+  moved = lambda x: tuple(rows_to_state(games[1], state_to_rows(games[0], x)))
+  split_state = state._replace(
+    cumulative_regret=moved(state.cumulative_regret), cumulative_policy=moved(state.cumulative_policy)
+  )
   # From the same state: regret matching turns rounding-sized differences of regrets near 0 into
   # different strategies, so runs that add in another order part after a few iterations.
-  states = [update(state, game) for game in games]
+  states = [update(state, games[0]), update(split_state, games[1])]
   legal = np.asarray(games[0].tree.legal)
   rows = lambda s, g, f: np.where(legal, state_to_rows(g, getattr(s, f)), 0)
   out.append({{
-    'shards': [r.shards for r in river],
+    'shards': [b.shards for b in split],
+    'padding': [b.padding for b in split],
+    'inner_shards': [b.forest.shards for b in split] if street == 1 else None,
     'devices': len(states[1].cumulative_regret[-1].sharding.device_set),
     'scale': float(np.abs(rows(states[0], games[0], 'cumulative_regret')).max()),
     'errors': [
@@ -387,23 +395,23 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.parametrize(
-  'street',
-  # the default suite's minutes: the flop's nested blocks are split the same way (`Blocks.forest`)
-  [2, pytest.param(1, marks=pytest.mark.slow)],
-)
-def test_river_cards_split_over_devices_solve_as_on_one(street):
-  """A turn tree (and with -m slow a flop tree) whose river cards' blocks are split over 4 host
-  devices (each device runs its share; `Blocks.shards`): from the same state, one update makes the
-  same regrets and average weights as on one device, and the checks give the same values; the
-  forest's state lives on the 4 devices."""
-  script = _SHARDED.format(paths=import_paths(__file__), streets=((street, street + 2),))
+def test_blocks_split_over_devices_solve_as_on_one():
+  """A turn tree whose river cards' blocks, and a flop tree whose turn cards' blocks, are split over 4
+  host devices (each device runs its share; `Blocks.shards`; the flop's 9 turn cards padded to 12 with
+  blocks that deal nothing, `Blocks.padding`): from the same state, one update makes the same regrets
+  and average weights as on one device, and the checks give the same values; the state lives on the 4
+  devices. (One process for both: the default suite's minutes.)"""
+  script = _SHARDED.format(paths=import_paths(__file__), streets=((2, 4), (1, 3)))
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=host_devices_env(4), timeout=600
   )
   assert process.returncode == 0, process.stderr
-  for case in json.loads(process.stdout.splitlines()[-1]):
+  for street, case in zip((2, 1), json.loads(process.stdout.splitlines()[-1]), strict=True):
     assert case['shards'] == [1, 4] and case['devices'] == 4, case
+    # The turn's 8 river cards split evenly; the flop's 9 turn cards padded with 3 that deal nothing,
+    # whole turn cards per device (its river cards not split again).
+    assert case['padding'] == ([0, 0] if street == 2 else [0, 3]), case
+    assert case['inner_shards'] == (None if street == 2 else [1, 1]), case
     assert case['scale'] > 1
     assert max(case['errors']) <= 1e-9 * case['scale'], case
     one_conv, one_values, four_conv, four_values = case['checks']
