@@ -124,8 +124,7 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Bloc
       block_board=jnp.asarray(boards),
       shards=1,  # its river cards on the device of their turn card
     )
-    cards = dealt[:, 0, 0]
-    cards[len(cards) - padding :] = -1
+    cards = np.where(np.arange(len(dealt)) < len(dealt) - padding, dealt[:, 0, 0], -1)  # not a view of dealt
     return dataclasses.replace(
       blocks,
       forest=forest,
