@@ -28,6 +28,8 @@ actions that coincide are merged (their probabilities added).
 
 from __future__ import annotations
 
+import collections
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -41,6 +43,7 @@ from jaxcfr.recent import Recent
 
 BOARD_SIZES = (0, 3, 4, 5)  # visible board cards by street (hold'em)
 BOARD_BUCKETS = 4096  # boards whose buckets of every hole pair a policy keeps (5 kB each)
+WALKS = 2  # the last batches of lines whose walks into the tree a policy keeps, to go on from
 
 
 def load_policy(path: str, tables=None, *, name: str | None = None) -> BlueprintPolicy:
@@ -88,6 +91,8 @@ class BlueprintPolicy:
     self._lookup = jax.jit(_street_buckets, static_argnums=0)
     self._board_buckets = Recent(BOARD_BUCKETS)  # (street, board) -> buckets [1,326] of `HOLES`
     self.off_tree = 0  # queries answered by the check/call fallback
+    # The last walks (`abstract_nodes`): ({line: row}, node [n], lost [n], the real states [n]).
+    self._walks = collections.deque(maxlen=WALKS)
 
   def forget_boards(self) -> None:
     """Drops the boards' buckets kept for range queries (what a fresh policy would look up again)."""
@@ -97,16 +102,35 @@ class BlueprintPolicy:
 
   def abstract_nodes(self, state: nlhe.HandState) -> tuple[np.ndarray, np.ndarray]:
     """(node int [B], on tree bool [B]): each hand's abstract node after its history, and whether it is
-    a decision of the real state's player to act on the real street."""
+    a decision of the real state's player to act on the real street.
+
+    The walk depends on the line alone (the actions and their noise, not the cards), so the policy
+    keeps the last `WALKS` batches' walks: a hand whose line less its last action was walked there (a
+    search asks a tree's states depth by depth) goes on from there with one step."""
     if state.rules != self.tree.rules:
       raise ValueError(f'the blueprint plays {self.tree.rules}; these hands are of {state.rules}')
     tree = self.tree
     batch = state.street.shape[0]
-    real = nlhe.initial(state.hole, state.board, state.rules, state.noise)
+    steps = state.num_actions.astype(np.int64)
+    start = np.zeros(batch, np.int64)
     node = np.zeros(batch, np.int64)
     lost = np.zeros(batch, bool)
-    for t in range(int(state.num_actions.max(initial=0))):
-      acting = t < state.num_actions
+    # Where each hand's walk begins: in `sources` (the fresh deals, then each kept walk's states).
+    sources = [nlhe.initial(state.hole, state.board, state.rules, state.noise)]
+    source = np.arange(batch)
+    parents = [_line(state, b, steps[b] - 1) if steps[b] else None for b in range(batch)]
+    offset = batch
+    for found, walked_node, walked_lost, walked_real in self._walks:
+      rows = np.array([b for b in range(batch) if not start[b] and parents[b] in found], np.int64)
+      if len(rows):
+        at = np.array([found[parents[b]] for b in rows])
+        start[rows], node[rows], lost[rows] = steps[rows] - 1, walked_node[at], walked_lost[at]
+        source[rows] = offset + at
+      sources.append(walked_real)
+      offset += len(walked_node)
+    real = nlhe.take(nlhe.concatenate(sources), source) if start.any() else sources[0]
+    for t in range(int(start.min()) if batch else 0, int(state.num_actions.max(initial=0))):
+      acting = (t >= start) & (t < state.num_actions)
       street, kind, amount = (state.history[:, t, i] for i in range(3))
       row = tree.decision[node]
       lost |= acting & (
@@ -117,6 +141,7 @@ class BlueprintPolicy:
       node = np.where(follow, tree.children[node, np.maximum(slot, 0)], node)
       lost |= follow & (slot < 0)
       real = nlhe.apply(real, kind, amount, acting)
+    self._walks.append(({_line(state, b, steps[b]): b for b in range(batch)}, node, lost, real))
     on_tree = ~lost & (tree.decision[node] >= 0)
     on_tree &= (tree.player[node] == state.to_act) & (tree.street[node] == state.street) & ~state.finished
     return node, on_tree
@@ -385,6 +410,11 @@ def _street_buckets(street: int, buckets, hole: jax.Array, board: jax.Array) -> 
   )
   full = jnp.concatenate([board, filler], -1)
   return buckets.buckets_of(hole, jnp.broadcast_to(full[:, None, :], (*hole.shape[:2], 5)))[..., street]
+
+
+def _line(state: nlhe.HandState, b: int, steps: int) -> tuple:
+  """Hand b's first `steps` actions and their noise, as a key (all an abstract walk reads)."""
+  return (state.rules, int(steps), state.history[b, :steps].tobytes(), state.noise[b, :steps].tobytes())
 
 
 def _call_only(state: nlhe.HandState, width: int) -> nlhe.ActionSet:

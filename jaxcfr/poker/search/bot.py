@@ -49,10 +49,10 @@ all-in) or `turn_round_sizes` (75% or all-in; raises all-in), and at each leaf, 
 and the hand goes on, the opponent chooses per hand among four continuations of the blueprint for the
 rest of the hand (Pluribus's), on `runouts` turn and river cards drawn from the seed and the public
 state (the flop) or on every river card (the turn; `SearchConfig.river_cards` of them drawn the same
-way, if set). The leaf values come first (in their own time,
-not counted in `think_seconds`), then DCFR for `think_seconds` (or `iterations`). A leaf's matrices
-and a board's runout tables are kept between decisions (`depth_limited.LeafCache`): the next decision
-of the same round reuses the leaves it shares.
+way, if set). The leaf values come first, then DCFR until `think_seconds` have passed since the
+decision began (or for `iterations`), at least `min_iterations`. A leaf's values and a board's runout
+tables are kept between decisions (`depth_limited.LeafCache`): the next decision of the same round
+reuses the leaves it shares.
 
 **Warm starts** (`SearchConfig.warm_start`, (flop, river) = `WARM_START`): a flop or river re-solve
 may start from K iterations in which both players play the blueprint's strategy on the search tree
@@ -762,19 +762,22 @@ def resolve_round(
   ranges: np.ndarray,
   config: SearchConfig,
   cache: depth_limited.LeafCache | None = None,
+  deadline: float | None = None,
 ) -> Solved:
   """Re-solves hand b's flop or turn round with the seats' ranges [2, H], depth-limited
   (`depth_limited`): the leaves valued by `blueprint`'s continuations (through `cache`) on the
   flop's `config.runouts` sampled runouts or the turn's river cards, then DCFR for
-  `config.iterations`, or for `config.think_seconds` from then on (the leaf values take their own
-  time first), at least `config.min_iterations`; on the flop after `config.warm_start[0]` iterations
-  of the blueprint's strategy (`round_warm_policy`); its exploitability is the depth-limited game's."""
+  `config.iterations`, or until the wall clock `deadline` (a `time.perf_counter()` value; default
+  `config.think_seconds` from the call: the leaf values spend the same budget), at least
+  `config.min_iterations`; on the flop after `config.warm_start[0]` iterations of the blueprint's
+  strategy (`round_warm_policy`); its exploitability is the depth-limited game's."""
   started = time.perf_counter()
+  if deadline is None and config.think_seconds is not None:
+    deadline = started + config.think_seconds
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
   tree_config = subgame_config(state, b, config)
   runouts = round_runouts(state, b, config, cache)
   game = depth_limited.search_game(blueprint, state, b, tree_config, ranges, runouts, cache)
-  deadline = None if config.think_seconds is None else time.perf_counter() + config.think_seconds
   warm_iterations = config.warm_start[0] if tree_config.street == 1 else 0
   warm = round_warm_policy(blueprint, state, b, game, tree_config) if warm_iterations else None
   policy, iterations = depth_limited.solve(
@@ -908,8 +911,9 @@ class SearchPolicy:
             state, job_rows, weights, self.config, deadline, self._shapes, self.blueprint
           )
         elif self.config.depth_limited_street(int(state.street[job_rows[0]])):
-          # The think time is the solve's, after the leaf values.
-          solved = [resolve_round(self.blueprint, state, job_rows[0], job[0][2], self.config, self._leaves)]
+          solved = [
+            resolve_round(self.blueprint, state, job_rows[0], job[0][2], self.config, self._leaves, deadline)
+          ]
         else:
           solved = [
             resolve(state, job_rows[0], job[0][2], self.config, deadline, self._shapes, self.blueprint)

@@ -19,16 +19,27 @@ a called all-in has no decisions left and one value. Folds are terminal as usual
 **Leaf values** are one payoff matrix `U [H, H]` per leaf and continuation: what tree player 0
 (OOP, the big blind) holding hand i wins from tree player 1 holding hand j, over the rest of the
 hand. The cards still to come are the runouts: on the flop `runouts` sampled (turn, river) pairs
-(distinct cards, drawn from the seed and the hand's public state), on the turn every river card
-(exact). On each runout the blueprint's own tree from the leaf is expanded by asking it at every
-decision with all 1,326 hands (its actions, bet amounts and off-tree translation are its own); each
-terminal of that tree adds reach(i) x reach(j) x the chips won to U, with the river board's showdown
-between i and j or the fold. U(i, j) is the mean over the runouts that share no card with i and j
-(on the flop the runouts' 2R cards are distinct, so at least R - 4 count; on the turn 44 of the 48
-river cards), and 0 where i and j share a card. Building the matrices is a loop of matrix products
-over the runouts on the JAX device; the solve is then one matrix-vector product per leaf terminal
-and iteration, with card removal in the matrices. A leaf's matrices depend on its public state and
-not on the ranges, so a search keeps them between decisions (`search_game`'s `cache`).
+(distinct cards, drawn from the seed and the hand's public state), on the turn every river card or
+a sample of them. On each runout the blueprint's own tree from the leaf is expanded by asking it at
+every decision with all 1,326 hands (its actions, bet amounts and off-tree translation are its own);
+each terminal of that tree adds reach(i) x reach(j) x the chips won to U, with the river board's
+showdown between i and j or the fold. U(i, j) weighs the runouts that share no card with i and j
+(0 where i and j share a card): on the flop their mean (the runouts' 2R cards are distinct, so at
+least R - 4 count); on the turn each by c a(i) a(j) (`Runouts.hand_weight`), with n(h) the runout
+cards hand h holds, d the most common n, a(h) = 1 / (R - d - n(h)) and c = R - 2d: their mean
+whenever i or j holds d of them, so with every river card (n = 2 for every hand: 1/44 each) and for
+most pairs on a sample (on 8 river cards pairs that both hold one weigh 2% less, both two 11%
+less), and a product of one factor per hand, which keeps the turn's leaves factorable.
+
+A leaf's values come in two forms, the same game. **Dense** (`leaf_matrices`): the matrices built
+on the JAX device by a loop of products over the runouts; the solve is then one matrix-vector
+product per leaf terminal and iteration, with card removal in the matrices. **Factored**
+(`FactoredLeaves`, the turn): no H x H matrix; each product is a showdown sweep per terminal of
+the other side's rows (O(H), `showdown`) or a fold's compatible mass, shared by the continuations.
+Building matrices costs the runouts times H x H per leaf and continuation and their products stay
+the same; the factored products grow with the runouts: the turn takes the factored form up to
+`FACTORED_RIVER_CARDS` river cards. A leaf's values depend on its public state and not on the
+ranges, so a search keeps them between decisions (`search_game`'s `cache`).
 
 **The solve** is DCFR (`solvers.discount`'s rule, in NumPy; the subgame solver's hyper-parameters),
 alternating, every hand at once, on the host with NumPy: the round has tens of nodes and each
@@ -187,25 +198,61 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
 
 @dataclasses.dataclass(frozen=True)
 class Runouts:
-  """What the leaf matrices of one board share: the hands, the runouts, and per runout which hands it
-  leaves and the showdown sign between every two hands on its river board."""
+  """What the leaf values of one board share: the hands, the runouts, per runout which hands it leaves
+  and the hands' strengths on its river board; the tables each form of leaf values reads are made
+  on first use (`sign` and `weight` by the matrices; `sweep` by the factored leaves)."""
 
   board: tuple[int, ...]  # the flop (3 cards) or the turn (4)
   hands: np.ndarray  # [H, 2] the pairs the board leaves
   cards: np.ndarray  # [R, 5 - len(board)] the cards still to come: turn and river, or the river
   avoid: np.ndarray  # [R, H] 1 where the hand holds neither runout card
-  sign: object  # jax int8 [R, H, H] sign(strength i - strength j) on each river board (see `_signs`)
-  disjoint: object  # jax [H, H] 1 where two hands share no card
-  count: object  # jax [H, H] runouts compatible with both hands (0 where they collide)
-  dtype: type = np.float32  # of the tables and the leaf matrices built from them
+  strength: np.ndarray  # [R, H] int32 each hand's strength on each river board, -1 where blocked
+  dtype: type = np.float32  # of the tables and the leaf values built from them
+
+  @functools.cached_property
+  def sign(self):
+    """jax int8 [R, H, H]: sign(strength i - strength j) on each river board (see `_signs`)."""
+    import jax.numpy as jnp  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
+
+    return _signs(jnp.asarray(self.strength, jnp.int32))
+
+  @functools.cached_property
+  def hand_weight(self) -> tuple[float, np.ndarray] | None:
+    """On the turn, (c, a [H]): a runout's share of a pair's mean is c a(i) a(j) (see the module's leaf
+    values); None on the flop."""
+    if len(self.board) != 4:
+      return None
+    count = len(self.cards)
+    blocked = count - self.avoid.sum(0).astype(np.int64)  # [H] n(h): the runouts the hand blocks
+    common = int(np.bincount(blocked).argmax())  # d
+    return float(count - 2 * common), 1 / np.maximum(count - common - blocked, 1)
+
+  @functools.cached_property
+  def weight(self):
+    """jax [H, H]: a runout's share of each pair's mean, 0 where the hands share a card (see the
+    module's leaf values)."""
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    disjoint = showdown.disjoint_pairs(self.hands)
+    if self.hand_weight is None:
+      share = 1 / np.maximum(self.avoid.T @ self.avoid, 1)
+    else:
+      scale, per_hand = self.hand_weight
+      share = scale * per_hand[:, None] * per_hand[None, :]
+    return jnp.asarray(np.where(disjoint, share, 0).astype(self.dtype))
+
+  @functools.cached_property
+  def sweep(self) -> showdown.ShowdownTables:
+    """The showdown sweep's tables of the river boards (`showdown.showdown_tables`)."""
+    boards = np.concatenate(
+      [np.broadcast_to(np.asarray(self.board), (len(self.cards), len(self.board))), self.cards], 1
+    )
+    return showdown.showdown_tables(self.hands, boards, strength=self.strength)
 
 
 def runout_tables(board, runout_cards: np.ndarray, dtype=np.float32) -> Runouts:
-  """The `Runouts` of `board` (3 or 4 card ids) and the cards to come [R, 5 - len(board)] (the
-  matrices on the JAX device, where the leaf matrices are built), in `dtype` (float64 needs JAX's
-  x64)."""
-  import jax.numpy as jnp  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
-
+  """The `Runouts` of `board` (3 or 4 card ids) and the cards to come [R, 5 - len(board)], in `dtype`
+  (float64 needs JAX's x64); the device tables are made when a form of leaf values first asks."""
   hands = cards_module.hands(cards_module.FULL_DECK, board)
   runout_cards = np.asarray(runout_cards, np.int64).reshape(len(runout_cards), -1)
   if len(board) not in (3, 4) or len(board) + runout_cards.shape[1] != 5:
@@ -215,18 +262,7 @@ def runout_tables(board, runout_cards: np.ndarray, dtype=np.float32) -> Runouts:
   boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, len(board))), runout_cards], 1)
   strength = showdown.strengths(hands, boards)  # [R, H], -1 where blocked
   avoid = (strength >= 0).astype(dtype)
-  disjoint = showdown.disjoint_pairs(hands).astype(dtype)
-  count = (avoid.T @ avoid) * disjoint
-  return Runouts(
-    tuple(int(c) for c in board),
-    hands,
-    runout_cards,
-    avoid,
-    _signs(jnp.asarray(strength, jnp.int32)),
-    jnp.asarray(disjoint),
-    jnp.asarray(count),
-    dtype,
-  )
+  return Runouts(tuple(int(c) for c in board), hands, runout_cards, avoid, strength, dtype)
 
 
 @functools.cache
@@ -253,22 +289,22 @@ FOLD_PAD = 64  # fold rows up to this are padded to a power of two, more to a mu
 def _leaf_program(chooser_wins: bool):
   """The jitted sum of a leaf's matrices (see `leaf_matrices`): the chooser seat's rows per
   continuation, the other seat's once (the blueprint's, the same in every continuation);
-  `chooser_wins`: the chooser is seat 1, whose rows carry the chips won."""
+  `chooser_wins`: the chooser is seat 1, whose rows index the matrices' rows (i)."""
   import jax  # noqa: PLC0415
   import jax.numpy as jnp  # noqa: PLC0415
 
-  def one_continuation(plain, fold_plain, sign, disjoint, count, args):
+  def one_continuation(plain, fold_plain, sign, weight, args):
     chosen, fold_chosen = args  # [R, Zp, H], [F, H] (the other seat's: the same shapes)
     one, zero = (chosen, plain) if chooser_wins else (plain, chosen)
     fold_one, fold_zero = (fold_chosen, fold_plain) if chooser_wins else (fold_plain, fold_chosen)
     # A loop over the runouts: on XLA:CPU far faster than one batched product [R, H, H] and a sum;
     # the signs read as int8 (a quarter of float32's bytes) beat signs made in the loop.
     add = lambda r, total: total + (one[r].T @ zero[r]) * sign[r].astype(total.dtype)  # noqa: E731
-    showdowns = jax.lax.fori_loop(0, len(sign), add, jnp.zeros_like(count))
-    return (showdowns + fold_one.T @ fold_zero) * disjoint / jnp.maximum(count, 1)
+    showdowns = jax.lax.fori_loop(0, len(sign), add, jnp.zeros_like(weight))
+    return (showdowns + fold_one.T @ fold_zero) * weight
 
-  def run(chosen, plain, fold_chosen, fold_plain, sign, disjoint, count):
-    step = lambda args: one_continuation(plain, fold_plain, sign, disjoint, count, args)  # noqa: E731
+  def run(chosen, plain, fold_chosen, fold_plain, sign, weight):
+    step = lambda args: one_continuation(plain, fold_plain, sign, weight, args)  # noqa: E731
     return jax.lax.map(step, (chosen, fold_chosen))
 
   return jax.jit(run)
@@ -301,17 +337,36 @@ def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, 
 def leaves_matrices(policy, leaves: list, runouts: Runouts, chooser: int, continuations: int = 4) -> list:
   """`leaf_matrices` of each of `leaves` (one-hand states), their blueprint trees expanded together
   (one range query per depth for all of them)."""
+  return [_dense(runouts, rows) for rows in leaves_rows(policy, leaves, runouts, chooser, continuations)]
+
+
+@dataclasses.dataclass(frozen=True)
+class LeafRows:
+  """One leaf's terminals over its runouts, what both forms of its values are made of: the leaf's
+  payoff U_c(i, j) = sum over terminals z of one_c[z, i] x zero_c[z, j] x (the showdown sign of i and
+  j on z's river board, or 1 at a fold), over the runouts compatible with i and j, where one and
+  zero are seat 1's and seat 0's rows (`plain` and `chosen` by the chooser)."""
+
+  chooser: int  # the seat that picks a continuation
+  runout: np.ndarray  # [Z] the runout of each terminal
+  fold: np.ndarray  # [Z] bool: a fold (else a showdown)
+  plain: np.ndarray  # [Z, H] the other seat's reach (the blueprint's), times seat 1's chips won there
+  chosen: np.ndarray  # [C, Z, H] the chooser's reach per continuation; both 0 where the runout blocks
+
+
+def leaves_rows(policy, leaves: list, runouts: Runouts, chooser: int, continuations: int = 4) -> list:
+  """The `LeafRows` of each of `leaves` (one-hand states), their blueprint trees expanded together."""
   count = len(runouts.cards)
   states = nlhe.concatenate([_at_runouts(leaf, runouts.board, runouts.cards) for leaf in leaves])
   expanded = _expand(policy, states, chooser, continuations, runouts.dtype)
   return [
-    _summed(runouts, chooser, continuations, expanded, np.flatnonzero(expanded[0] // count == k))
+    _leaf_rows(runouts, chooser, expanded, np.flatnonzero(expanded[0] // count == k))
     for k in range(len(leaves))
   ]
 
 
-def _summed(runouts: Runouts, chooser: int, continuations: int, expanded: tuple, rows: np.ndarray):
-  """One leaf's matrices [C, H, H] from the terminals `rows` of `_expand`'s output `expanded`."""
+def _leaf_rows(runouts: Runouts, chooser: int, expanded: tuple, rows: np.ndarray) -> LeafRows:
+  """One leaf's `LeafRows` from the terminals `rows` of `_expand`'s output `expanded`."""
   source, final, plain, chosen = expanded
   source = source[rows] % len(runouts.cards)
   final = nlhe.take(final, rows)
@@ -319,43 +374,202 @@ def _summed(runouts: Runouts, chooser: int, continuations: int, expanded: tuple,
   committed = final.committed.astype(dtype)
   folded = final.folded.astype(np.int64)
   # Seat 1's winnings: a fold by seat 0 wins its commitment, by seat 1 loses its own; a showdown wins
-  # or loses the (equal) commitment by the sign of the hands. Seat 1's rows carry them.
+  # or loses the (equal) commitment by the sign of the hands.
   amount = np.where(folded == 0, committed[:, 0], np.where(folded == 1, -committed[:, 1], committed[:, 0]))
-  # Terminals laid out as rows: showdowns grouped by runout [R, Zp] and folds [F], -1 padding.
-  is_fold = folded >= 0
-  showdowns = np.flatnonzero(~is_fold)
-  runout = source[showdowns]
+  pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
+  mask = runouts.avoid[source]  # [Z, H]
+  return LeafRows(
+    chooser,
+    source,
+    folded >= 0,
+    (plain[rows][:, pairs] * mask * amount[:, None]).astype(dtype),
+    (np.moveaxis(chosen[rows][:, :, pairs], 1, 0) * mask).astype(dtype),
+  )
+
+
+def _dense(runouts: Runouts, leaf: LeafRows) -> np.ndarray:
+  """One leaf's matrices [C, H, H] from its `LeafRows` (see `leaf_matrices`): showdowns grouped by
+  runout, then one jitted loop of products over the runouts."""
+  showdowns = np.flatnonzero(~leaf.fold)
+  runout = leaf.runout[showdowns]
   order = showdowns[np.argsort(runout, kind='stable')]
-  runout = source[order]
+  runout = leaf.runout[order]
   start = np.searchsorted(runout, np.arange(len(runouts.cards)))
   slot = np.arange(len(order)) - start[runout]
   layout = np.full((len(runouts.cards), _padded(int(slot.max(initial=0)) + 1)), -1)
   layout[runout, slot] = order
-  folds = np.flatnonzero(is_fold)
+  folds = np.flatnonzero(leaf.fold)
   fold_layout = np.full(_padded_folds(len(folds)), -1)
   fold_layout[: len(folds)] = folds
-  # Each seat's reach on the board's hands, 0 where the runout takes a card, seat 1's times the chips;
-  # a padding row (index -1) reads the zero row at the end.
-  pairs = hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
-  mask = runouts.avoid[source]  # [Z, H]
-  chips = amount[:, None]
-  other = np.zeros((len(rows) + 1, len(pairs)), dtype)
-  other[:-1] = plain[rows][:, pairs] * mask * (chips if chooser == 0 else 1)
-  own = np.zeros((continuations, len(rows) + 1, len(pairs)), dtype)
-  own[:, :-1] = np.moveaxis(chosen[rows][:, :, pairs], 1, 0) * (mask * (chips if chooser == 1 else 1))
-  program = _leaf_program(chooser == 1)
+  # Padding rows (index -1) read the zero row at the end.
+  other = np.concatenate([leaf.plain, np.zeros_like(leaf.plain[:1])])
+  own = np.concatenate([leaf.chosen, np.zeros_like(leaf.chosen[:, :1])], 1)
+  program = _leaf_program(leaf.chooser == 1)
   return np.asarray(
     program(
       own[:, layout], other[layout], own[:, fold_layout], other[fold_layout],
-      runouts.sign, runouts.disjoint, runouts.count,
+      runouts.sign, runouts.weight,
     )
   )  # fmt: skip
+
+
+# The factored form: a turn's leaves without H x H matrices.
+
+
+@dataclasses.dataclass
+class FactoredLeaves:
+  """The leaves of a turn's round in factored form: each product `U_c @ y` becomes, per terminal, a
+  showdown sweep of the other seat's weighted rows on the terminal's river board (O(H) after the
+  board's sort, `showdown`) or a fold's compatible mass, then the rows of the side asked. Nothing
+  H x H is built, and the swept side is shared by the continuations: the chooser's values of all C
+  continuations take one sweep per terminal, the other seat's values the continuations' rows summed
+  before theirs.
+
+  The pair weights of the turn (`Runouts.hand_weight`: c a(i) a(j)) factor too: the swept side's
+  rows are weighted by a, the side asked by c a.
+
+  `leaves[k]`: the game's terminals of leaf k (one per continuation)."""
+
+  runouts: Runouts
+  chooser: int  # the tree player who picks a continuation at each leaf
+  leaves: list  # [L] lists of RoundGame terminals, one per continuation (1 after a called all-in)
+  continuations: int  # C, the most of any leaf (an all-in leaf's rows are 0 beyond its one)
+  arrays: dict  # the program's arguments on the JAX device (see `factored_leaves`)
+
+  def values(self, reach: list, player: int) -> dict:
+    """{terminal: tree player 0's payoff product for `player`'s hands}: `U_c @ y` (player 0) or
+    `U_c.T @ x` (player 1) at each leaf terminal, as `_Products` gives them. For the player who does
+    not choose, a leaf's continuations are only ever summed (the choice is the opponent's): their
+    sum is given at the first and 0 at the others."""
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    dtype = self.runouts.dtype
+    chooser = player == self.chooser
+    if chooser:  # the other player's reach at the leaf: the same at every continuation
+      weights = np.stack([reach[leaf[0]][1 - player] for leaf in self.leaves])
+    else:
+      weights = np.zeros((len(self.leaves), self.continuations, self.runouts.hands.shape[0]))
+      for k, leaf in enumerate(self.leaves):
+        for c, z in enumerate(leaf):
+          weights[k, c] = reach[z][self.chooser]
+    out = np.asarray(
+      _factored_program(chooser, player == 1)(self.arrays, jnp.asarray(weights.astype(dtype))), np.float64
+    )
+    values = {}
+    for k, leaf in enumerate(self.leaves):
+      for c, z in enumerate(leaf):
+        values[z] = out[k, c] if chooser else (out[k] if c == 0 else np.zeros_like(out[k]))
+    return values
+
+
+BLOCK = 16  # a factored leaf's rows are padded to a multiple of this: its sums are reduces of blocks
+
+
+def factored_leaves(runouts: Runouts, rows: list, chooser_seat: int, leaves: list) -> FactoredLeaves:
+  """The `FactoredLeaves` of a turn round's leaves from their `LeafRows` `rows` (all of one chooser
+  seat) and their terminals in the round game `leaves` ([L] lists, one terminal per continuation)."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  if len(runouts.board) != 4:
+    raise ValueError('factored leaves are for the turn (runouts of one card: counts by class)')
+  dtype = runouts.dtype
+  count = len(runouts.cards)
+  hands = runouts.hands.shape[0]
+  widest = max(len(terminals) for terminals in leaves)
+  # Each leaf's rows in whole blocks; a padding row (runout -1) is zeros and neither kind of terminal.
+  sizes = [-(-len(r.runout) // BLOCK) * BLOCK for r in rows]
+  total = sum(sizes)
+  runout = np.full(total, -1)
+  fold = np.zeros(total, bool)
+  plain = np.zeros((total, hands), dtype)
+  chosen = np.zeros((widest, total, hands), dtype)
+  at = 0
+  for r, size in zip(rows, sizes, strict=True):
+    used = slice(at, at + len(r.runout))
+    runout[used], fold[used], plain[used] = r.runout, r.fold, r.plain
+    chosen[: len(r.chosen), used] = r.chosen
+    at += size
+  blocks = np.repeat(np.arange(len(rows)), np.array(sizes) // BLOCK)  # [Z / BLOCK] each block's leaf
+  # Showdowns grouped by runout [R, M] and folds [F]; padding reads the zero row (index `total`).
+  showdowns = np.flatnonzero(~fold & (runout >= 0))
+  order = showdowns[np.argsort(runout[showdowns], kind='stable')]
+  by_runout = runout[order]
+  slot = np.arange(len(order)) - np.searchsorted(by_runout, np.arange(count))[by_runout]
+  layout = np.full((count, _padded(int(slot.max(initial=0)) + 1)), total)
+  layout[by_runout, slot] = order
+  folds = np.flatnonzero(fold)
+  fold_layout = np.full(_padded_folds(len(folds)), total)
+  fold_layout[: len(folds)] = folds
+  # Where each row's values come out: its (runout, slot) of the showdowns, else after them its place
+  # among the folds, else (padding) a zero row after those (a gather, not a scatter: XLA:CPU's
+  # scatters are slow).
+  position = np.full(total, layout.size + len(fold_layout))
+  position[order] = by_runout * layout.shape[1] + slot
+  position[folds] = layout.size + np.arange(len(folds))
+  scale, per_hand = runouts.hand_weight
+  arrays = {
+    'tables': showdown._per_board(runouts.sweep),
+    'plain': jnp.asarray(plain),
+    'chosen': jnp.asarray(chosen),
+    'leaf_of': jnp.asarray(np.repeat(blocks, BLOCK)),
+    'owner': jnp.asarray((blocks[None, :] == np.arange(len(rows))[:, None]).astype(dtype)),  # [L, Z / BLOCK]
+    'layout': jnp.asarray(layout),
+    'fold_layout': jnp.asarray(fold_layout),
+    'position': jnp.asarray(position),
+    'swept_weight': jnp.asarray(per_hand.astype(dtype)),  # [H] a
+    'weight': jnp.asarray((scale * per_hand).astype(dtype)),  # [H] c a
+    'hands': jnp.asarray(runouts.hands, jnp.int32),
+  }
+  chooser = 1 - chooser_seat  # tree player 0 is seat 1
+  return FactoredLeaves(runouts, chooser, leaves, widest, arrays)
+
+
+@functools.cache
+def _factored_program(chooser: bool, transposed: bool):
+  """The jitted products of `FactoredLeaves.values`: for the chooser (`chooser`; weights [L, H], the
+  other player's reach at each leaf) [L, C, H], else (weights [L, C, H], the chooser's reach at each
+  continuation) [L, H], on tree player 1's hands where `transposed` (the showdown's sign turned)."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  def run(arrays, weights):
+    plain, chosen, leaf_of = arrays['plain'], arrays['chosen'], arrays['leaf_of']
+    # The swept side's rows [Z, H] (a continuation at a time: faster than one contraction on XLA:CPU).
+    if chooser:
+      swept = plain * weights[leaf_of]
+    else:
+      swept = sum(chosen[c] * weights[leaf_of, c] for c in range(len(chosen)))
+    swept = jnp.concatenate([swept * arrays['swept_weight'], jnp.zeros_like(swept[:1])])  # [Z + 1, H]
+    layout = arrays['layout']  # [R, M]
+    count, width = layout.shape
+
+    def sweep(args):
+      *board, rows = args
+      return showdown.board_difference(*board, rows, transposed=True)
+
+    showdowns = jax.lax.map(sweep, (*arrays['tables'], swept[layout]))  # [R, M, H]
+    if transposed:
+      showdowns = -showdowns
+    card_lists = arrays['tables'][3][0]  # each card's hands (`showdown.card_hands`): any board's
+    folds = showdown.compatible_mass(arrays['hands'], swept[arrays['fold_layout']], card_lists)  # [F, H]
+    parts = [showdowns.reshape(count * width, -1), folds, jnp.zeros_like(folds[:1])]
+    at = jnp.concatenate(parts)[arrays['position']] * arrays['weight']  # [Z, H]
+
+    def by_leaf(rows):  # [Z, H] -> [L, H]: each leaf's blocks reduced, then the blocks' owners
+      return arrays['owner'] @ rows.reshape(-1, BLOCK, rows.shape[-1]).sum(1)
+
+    if chooser:
+      return jnp.stack([by_leaf(chosen[c] * at) for c in range(len(chosen))], 1)  # [L, C, H]
+    return by_leaf(plain * at)  # [L, H]
+
+  return jax.jit(run)
 
 
 # 2. The round's game.
 
 
 FOLD = -2  # `RoundGame.matrix` of a fold: scale x the opponent's weight on the hands that share no card
+LEAF = -3  # `RoundGame.matrix` of a factored leaf's terminal: its products from `RoundGame.factored`
 
 
 @dataclasses.dataclass
@@ -373,6 +587,7 @@ class RoundGame:
   ranges: np.ndarray  # [2, H] float64: tree players' ranges
   hands: np.ndarray  # [H, 2] the hole pairs
   origin: np.ndarray  # [N] int: the `tree.build` node of each row, -1 for a leaf's continuations
+  factored: FactoredLeaves | None = None  # the products of the `LEAF` terminals
   _products: object = dataclasses.field(default=None, repr=False)  # `_Products`, made when first needed
 
   @property
@@ -474,15 +689,20 @@ def _terminal_values(game: RoundGame, reach: list, player: int) -> dict:
     mass = compatible_mass(game.hands, np.stack([reach[z][1 - player] for z in folds]))
     values = {z: sign * game.scale[z] * row for z, row in zip(folds, mass, strict=True)}
   opponent = {z: reach[z][1 - player] for z in game.terminals if game.matrix[z] >= 0}
-  for z, product in game._products(opponent, player).items():
+  products = game._products(opponent, player)
+  if game.factored is not None:
+    products.update(game.factored.values(reach, player))
+  for z, product in products.items():
     values[z] = sign * game.scale[z] * product
   return values
 
 
-def _values(game: RoundGame, policy: dict, reach: list, player: int, best_response: bool = False):
+def _values(
+  game: RoundGame, policy: dict, reach: list, player: int, best_response: bool = False, terminal=None
+):
   """(`player`'s counterfactual values [H] at every node, bottom-up; per own decision the action values
-  [A, H])."""
-  values = _terminal_values(game, reach, player)
+  [A, H]); `terminal`: the terminals' values (`_terminal_values`) where the caller has them."""
+  values = dict(_terminal_values(game, reach, player) if terminal is None else terminal)
   actions = {}
   for node in game.decisions[::-1]:
     children = np.stack([values[c] for c in game.children[node]])  # [A, H]
@@ -503,8 +723,9 @@ def evaluate(game: RoundGame, policy: dict) -> tuple[np.ndarray, np.ndarray]:
   z = game.normalizer()
   values, best = np.zeros(2), np.zeros(2)
   for p in range(2):
-    values[p] = game.ranges[p] @ _values(game, policy, reach, p)[0][0] / z
-    best[p] = game.ranges[p] @ _values(game, policy, reach, p, best_response=True)[0][0] / z
+    terminal = _terminal_values(game, reach, p)  # the same for both: one set of products
+    values[p] = game.ranges[p] @ _values(game, policy, reach, p, terminal=terminal)[0][0] / z
+    best[p] = game.ranges[p] @ _values(game, policy, reach, p, True, terminal)[0][0] / z
   return values, best
 
 
@@ -661,6 +882,13 @@ class LeafCache:
   def matrices(self, policy, leaves: list, runouts: Runouts, chooser: int, continuations: int) -> list:
     """`leaves_matrices(policy, leaves, runouts, chooser, continuations)`, the leaves not held built
     together and kept for the next ask."""
+    return self.leaves(policy, leaves, runouts, chooser, continuations, 'dense')
+
+  def leaves(
+    self, policy, leaves: list, runouts: Runouts, chooser: int, continuations: int, form: str
+  ) -> list:
+    """Each leaf's values in `form`: its matrices [C, H, H] ('dense', `leaves_matrices`) or its
+    `LeafRows` ('factored', `leaves_rows`); the leaves not held built together and kept."""
     keys, hands = [], {}
     for hand in leaves:
       n = int(hand.num_actions[0])
@@ -672,14 +900,22 @@ class LeafCache:
         chooser,
         runouts.cards.tobytes(),
         continuations,
+        form,
       )
       keys.append(key)
       hands.setdefault(key, hand)
 
     def build(missing: list) -> list:
-      return leaves_matrices(policy, [hands[key] for key in missing], runouts, chooser, continuations)
+      rows = leaves_rows(policy, [hands[key] for key in missing], runouts, chooser, continuations)
+      return [_dense(runouts, r) for r in rows] if form == 'dense' else rows
 
     return self._held.get_many(keys, build)
+
+
+FORMS = ('dense', 'factored')  # the leaf values' forms: H x H matrices, or sweeps of the leaves' rows
+# A turn round on at most this many river cards takes factored leaves by default, more take matrices:
+# the factored products grow with the river cards, the matrices' do not (their building does).
+FACTORED_RIVER_CARDS = 24
 
 
 def search_game(
@@ -690,16 +926,25 @@ def search_game(
   ranges: np.ndarray,
   runouts: Runouts,
   cache: LeafCache | None = None,
+  form: str | None = None,
 ) -> RoundGame:
   """Hand b's current round, flop or turn (`tree_config`, from `search.subgame_config`; tree player 0
   is seat 1) with the seats' ranges `ranges` [2, 1326], its leaves valued by the blueprint `policy`
   and its continuations on `runouts` (see the module), through `cache` when given; the bot is the
-  player to act, its opponent chooses."""
+  player to act, its opponent chooses. `form`: the leaf values as matrices ('dense') or factored
+  (`FactoredLeaves`, the turn only); by default factored on a turn of at most `FACTORED_RIVER_CARDS`
+  river cards (no H x H matrix to build), else matrices."""
   if tree_config.street not in (1, 2):
     raise ValueError(f'a depth-limited search starts on the flop or the turn, street {tree_config.street}')
   if len(runouts.board) != 2 + tree_config.street:
     raise ValueError(f'street {tree_config.street}: runouts of a {len(runouts.board)}-card board')
-  leaf_values = (LeafCache(0) if cache is None else cache).matrices
+  if form is None:
+    few = tree_config.street == 2 and len(runouts.cards) <= FACTORED_RIVER_CARDS
+    form = 'factored' if few else 'dense'
+
+  if form not in FORMS or (form == 'factored' and tree_config.street != 2):
+    raise ValueError(f'leaf values {form!r}: dense on either street, or factored on the turn')
+  leaf_values = functools.partial((LeafCache(0) if cache is None else cache).leaves, form=form)
   nodes = tree.build(tree_config, first_round_only=True)
   chooser_seat = 1 - int(state.to_act[b])
   leaves = [i for i, node in enumerate(nodes) if node.kind == tree.LEAF]
@@ -711,16 +956,31 @@ def search_game(
     if hands[i].finished[0]:
       all_in.setdefault(tuple(hands[i].committed[0].tolist()), hands[i])
   going_on = [i for i in leaves if not hands[i].finished[0]]
-  matrices = [m[0] for m in leaf_values(policy, list(all_in.values()), runouts, chooser_seat, 1)]
+  single = [
+    m[0] if form == 'dense' else m
+    for m in leaf_values(policy, list(all_in.values()), runouts, chooser_seat, 1)
+  ]
   index = {key: k for k, key in enumerate(all_in)}
-  outcomes = {i: (index[tuple(hands[i].committed[0].tolist())], 1.0) for i in leaves if hands[i].finished[0]}
   continued = leaf_values(policy, [hands[i] for i in going_on], runouts, chooser_seat, len(CONTINUATIONS))
-  for i, by_continuation in zip(going_on, continued, strict=True):
-    outcomes[i] = []
-    for matrix in by_continuation:
-      outcomes[i].append((len(matrices), 1.0))
-      matrices.append(matrix)
   by_player = np.stack([ranges[1], ranges[0]])[
     :, hand_ranges.PAIR_INDEX[runouts.hands[:, 0], runouts.hands[:, 1]]
   ]
-  return round_game(nodes, by_player, runouts.hands, tree_config.pot, outcomes, 1 - chooser_seat, matrices)
+  if form == 'dense':
+    matrices = list(single)
+    outcomes = {
+      i: (index[tuple(hands[i].committed[0].tolist())], 1.0) for i in leaves if hands[i].finished[0]
+    }
+    for i, by_continuation in zip(going_on, continued, strict=True):
+      outcomes[i] = []
+      for matrix in by_continuation:
+        outcomes[i].append((len(matrices), 1.0))
+        matrices.append(matrix)
+    return round_game(nodes, by_player, runouts.hands, tree_config.pot, outcomes, 1 - chooser_seat, matrices)
+  rows = {i: single[index[tuple(hands[i].committed[0].tolist())]] for i in leaves if hands[i].finished[0]}
+  rows.update(zip(going_on, continued, strict=True))
+  outcomes = {i: (LEAF, 1.0) if hands[i].finished[0] else [(LEAF, 1.0)] * len(CONTINUATIONS) for i in leaves}
+  game = round_game(nodes, by_player, runouts.hands, tree_config.pot, outcomes, 1 - chooser_seat, [])
+  row = {int(o): r for r, o in enumerate(game.origin) if o >= 0}
+  terminals = [game.children[row[i]] or [row[i]] for i in leaves]
+  game.factored = factored_leaves(runouts, [rows[i] for i in leaves], chooser_seat, terminals)
+  return game

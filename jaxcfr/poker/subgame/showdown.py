@@ -106,14 +106,14 @@ def sign_matrix(hands: np.ndarray, strength: np.ndarray) -> np.ndarray:
 
 
 def showdown_tables(
-  hands: np.ndarray, boards: np.ndarray, matrix_dtype=None, width_multiple: int = 1
+  hands: np.ndarray, boards: np.ndarray, matrix_dtype=None, width_multiple: int = 1, strength=None
 ) -> ShowdownTables:
   """The sweep's tables for hands [H, 2] on river boards [R, 5] (host NumPy, once per spot); with a
   `matrix_dtype`, also the sign matrix of the matrix-product method in that dtype. Each card's list
   of hands is padded to the longest, rounded up to a multiple of `width_multiple` (so that spots on
-  other boards share shapes)."""
+  other boards share shapes). `strength` [R, H]: `strengths(hands, boards)` where the caller has it."""
   num_hands = len(hands)
-  strength = strengths(hands, boards)  # [R, H]
+  strength = strengths(hands, boards) if strength is None else np.asarray(strength, np.int32)  # [R, H]
   matrix = None
   if matrix_dtype is not None:
     matrix = jnp.asarray(sign_matrix(hands, strength), matrix_dtype)

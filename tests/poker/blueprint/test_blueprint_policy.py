@@ -265,3 +265,44 @@ def test_a_raise_past_the_abstract_cap_loses_the_line_and_the_policy_calls(saved
   actions, probabilities = policy.strategy(state, state.hole[[0, 1], state.to_act][:, None])
   np.testing.assert_array_equal(probabilities[1, 0], np.eye(actions.kind.shape[1])[0])
   assert actions.kind[1, 0] == nlhe.CALL and actions.amount[1, 0] == 6750 and policy.off_tree == 1
+
+
+def test_walks_that_go_on_from_the_kept_ones_equal_fresh_walks(saved):
+  """A policy keeps its last walks into the tree and takes a hand whose line less its last action was
+  walked there one step on (`abstract_nodes`): asked line by line, as a search asks a tree depth by
+  depth, with off-tree raises (translated by each hand's noise), it finds the nodes a fresh policy
+  walking each line from the deal finds."""
+  kept, fresh = (
+    policy_lib.load_policy(saved, tables=SumBuckets()),
+    policy_lib.load_policy(saved, tables=SumBuckets()),
+  )
+  rng = np.random.default_rng(3)
+  batch, steps = 60, 8
+  start = nlhe.deal(4, batch)
+  kinds, amounts = np.full((batch, steps), -1), np.zeros((batch, steps), np.int64)
+  state = start
+  for t in range(steps):
+    options = nlhe.legal(state)
+    kind = np.where(options.can_raise & (rng.random(batch) < 0.4), nlhe.RAISE, nlhe.CALL)
+    amount = rng.integers(options.min_raise_to, np.maximum(options.max_raise_to, options.min_raise_to) + 1)
+    live = ~state.finished
+    kinds[:, t] = np.where(live, kind, -1)
+    amounts[:, t] = np.where(live & (kind == nlhe.RAISE), amount, 0)
+    state = nlhe.replay(state, kinds[:, t : t + 1], amounts[:, t : t + 1])
+  resumed = 0
+  for t in range(steps + 1):
+    lines = nlhe.replay(start, kinds[:, :t], amounts[:, :t])
+    before = [len(found) for found, *_ in kept._walks]
+    node, on_tree = kept.abstract_nodes(lines)
+    fresh._walks.clear()
+    expected = fresh.abstract_nodes(lines)
+    np.testing.assert_array_equal(node, expected[0])
+    np.testing.assert_array_equal(on_tree, expected[1])
+    resumed += bool(before)
+  assert resumed == steps and (kinds == nlhe.RAISE).sum() > 50  # real raises, off the tree
+  # The next lines go on from the kept walk: a wrong node kept there is a wrong node found.
+  kept.abstract_nodes(nlhe.replay(start, kinds[:, :3], amounts[:, :3]))
+  kept._walks[-1][1][:] = 0
+  lines = nlhe.replay(start, kinds[:, :4], amounts[:, :4])
+  fresh._walks.clear()
+  assert (kept.abstract_nodes(lines)[0] != fresh.abstract_nodes(lines)[0]).mean() > 0.5

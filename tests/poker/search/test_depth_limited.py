@@ -82,11 +82,24 @@ def leaf(history):
   )
 
 
+def turn_weight(board, runouts, first, second):
+  """A turn runout's share of the mean of two hands (`depth_limited.Runouts.hand_weight`), from its
+  definition: with n(h) the runout cards hand h holds and d the most common n over the hands the turn
+  leaves, (R - 2d) / ((R - d - n(first)) (R - d - n(second)))."""
+  cards = set(np.asarray(runouts).ravel().tolist())
+  left = [c for c in range(52) if c not in set(board.tolist())]
+  held = np.bincount([len(cards & {a, b}) for k, a in enumerate(left) for b in left[k + 1 :]], minlength=3)
+  count, common = len(cards), int(held.argmax())
+  return (count - 2 * common) / np.prod([count - common - len(cards & set(h)) for h in (first, second)])
+
+
 def brute_force(policy, hand, runouts, seat1, seat0, chooser, continuations):
   """[C]: what seat 1 holding `seat1` wins from seat 0 holding `seat0` after `hand` when the chooser
-  plays each continuation, the mean over the runouts that share no card with them, by recursion
-  through `nlhe` with one-pair queries (the chooser's probabilities of the biased kind times 5 and
-  renormalised) and the engine's payoffs at the end."""
+  plays each continuation, by recursion through `nlhe` with one-pair queries (the chooser's
+  probabilities of the biased kind times 5 and renormalised) and the engine's payoffs at the end:
+  on the flop the mean over the runouts that share no card with them, on the turn their sum times
+  `turn_weight` (the same with every river card, or where either hand holds the usual number of
+  runout cards)."""
   kinds = {1: FOLD, 2: CALL, 3: RAISE}
   ends, weights = [], []  # terminal states and their probabilities per continuation
 
@@ -117,7 +130,10 @@ def brute_force(policy, hand, runouts, seat1, seat0, chooser, continuations):
   if not counted:
     return np.zeros(continuations)
   won = nlhe.payoffs(nlhe.concatenate(ends))[:, 1].astype(np.float64)
-  return (np.array(weights) * won[:, None]).sum(0) / counted
+  total = (np.array(weights) * won[:, None]).sum(0)
+  if runouts.shape[1] == 1:  # the turn
+    return total * turn_weight(np.array(known), runouts, seat1, seat0)
+  return total / counted
 
 
 @pytest.mark.parametrize(
@@ -284,7 +300,9 @@ def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():
   value per continuation by recursion through the rest of the hand (`brute_force`), the chooser's
   hand picking a continuation with the profile's probabilities. The solved profile's values and both
   players' best responses agree to 1e-6 (a best response that may pick a continuation per hand where
-  it is the chooser); one wrong entry of one leaf's matrix, where the deal is reached, breaks it."""
+  it is the chooser), with the leaves factored (the default on the turn) and as matrices; one wrong
+  entry of a leaf's matrices, or of one terminal's row of the factored leaves, where the deal is
+  reached, breaks it."""
   state = leaf([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)])  # the turn, the big blind (seat 1) to act
   board = state.board[0]
   config = search.SearchConfig(
@@ -305,6 +323,8 @@ def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():
     pairs = [search.PAIR_INDEX[tuple(runouts.hands[k])] for k in support[1 - seat]]
     ranges[seat, pairs] = rng.random(len(pairs)) + 0.5
   game = depth_limited.search_game(Shallow(), state, 0, tree_config, ranges, runouts)
+  assert game.factored is not None and not game.matrices
+  dense = depth_limited.search_game(Shallow(), state, 0, tree_config, ranges, runouts, form='dense')
   policy, _ = depth_limited.solve(game, iterations=200)
   nodes = tree.build(tree_config, first_round_only=True)
   assert {n.kind for n in nodes} == {tree.DECISION, tree.FOLD, tree.LEAF}
@@ -378,24 +398,66 @@ def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():
       return payoff[node, i, j][0]
     return strategy(node, i if chooser == 0 else j) @ payoff[node, i, j]
 
-  values, best = depth_limited.evaluate(game, policy)
   brute_values, brute_best = brute(game)
-  np.testing.assert_allclose(values, brute_values, rtol=1e-6, atol=1e-9)
-  np.testing.assert_allclose(best, brute_best, rtol=1e-6, atol=1e-9)
-  assert (best - values).min() > -1e-9 and (best - values).sum() / 2 < 0.05 * tree_config.pot
-  # One wrong entry of each leaf's matrices, at the heaviest deal (a deal that reaches some leaf).
+  for form in (game, dense):
+    values, best = depth_limited.evaluate(form, policy)
+    np.testing.assert_allclose(values, brute_values, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(best, brute_best, rtol=1e-6, atol=1e-9)
+    assert (best - values).min() > -1e-9 and (best - values).sum() / 2 < 0.05 * tree_config.pot
+  # One wrong entry, at the heaviest deal (a deal that reaches some leaf): of each leaf's matrices;
+  # of the factored leaves, the other seat's reach at one showdown of a leaf it reaches.
   pair = lambda k: search.PAIR_INDEX[tuple(hands[k])]  # noqa: E731
   i, j = max(deals, key=lambda d: ranges[1][pair(d[0])] * ranges[0][pair(d[1])])
-  for m in {int(game.matrix[z]) for z in game.terminals if game.matrix[z] >= 0}:
-    game.matrices[m] = game.matrices[m].copy()
-    game.matrices[m][i, j] += 0.05 * tree_config.pot
-  game._products = None
+  for m in {int(dense.matrix[z]) for z in dense.terminals if dense.matrix[z] >= 0}:
+    dense.matrices[m] = dense.matrices[m].copy()
+    dense.matrices[m][i, j] += 0.05 * tree_config.pot
+  dense._products = None
+  assert not np.allclose(depth_limited.evaluate(dense, policy)[0], brute_values, rtol=1e-6, atol=1e-9)
+  arrays = game.factored.arrays
+  plain = np.asarray(arrays['plain']).copy()
+  other = i if chooser == 1 else j  # the hand of the seat that plays the blueprint at the leaves
+  z = int(np.flatnonzero(plain[:, other] != 0)[0])
+  plain[z, other] *= 1.05
+  arrays['plain'] = jnp.asarray(plain)
   assert not np.allclose(depth_limited.evaluate(game, policy)[0], brute_values, rtol=1e-6, atol=1e-9)
+
+
+def test_factored_leaves_equal_the_matrices_and_weigh_every_river_card_one_in_44():
+  """On every river card the factored leaves and the matrices are the same game (a random profile's
+  values and best responses agree to 1e-9) and each river card weighs 1/44 in every pair's mean (the
+  44 that two hands leave); on the flop only the matrices serve."""
+  state = leaf([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)])
+  board = state.board[0]
+  config = search.SearchConfig(streets=(2,), turn_depth_limited=True, think_seconds=None, iterations=1)
+  tree_config = search.subgame_config(state, 0, config)
+  runouts = depth_limited.runout_tables(board[:4], depth_limited.river_cards(board[:4]), np.float64)
+  scale, per_hand = runouts.hand_weight
+  np.testing.assert_allclose(scale * per_hand**2, 1 / 44, rtol=1e-12)
+  rng = np.random.default_rng(6)
+  ranges = rng.random((2, 1326))
+  games = [
+    depth_limited.search_game(Shallow(), state, 0, tree_config, ranges, runouts, form=form)
+    for form in ('factored', 'dense')
+  ]
+  assert games[0].factored is not None and games[1].factored is None
+  policy = {n: rng.dirichlet(np.ones(len(games[0].children[n])), 1128).T for n in games[0].decisions}
+  (values, best), (dense_values, dense_best) = (depth_limited.evaluate(g, policy) for g in games)
+  np.testing.assert_allclose(values, dense_values, rtol=1e-9)
+  np.testing.assert_allclose(best, dense_best, rtol=1e-9)
+  assert np.abs(values).min() > 1 and (best > values).all()  # real values, not two zeros
+  flop = leaf([(CALL, 0), (CALL, 0)])
+  flop_config = search.subgame_config(
+    flop, 0, search.SearchConfig(streets=(1,), think_seconds=None, iterations=1)
+  )
+  flop_runouts = depth_limited.runout_tables(board[:3], depth_limited.sample_runouts(rng, board[:3], 2))
+  with pytest.raises(ValueError, match='factored on the turn'):
+    depth_limited.search_game(Shallow(), flop, 0, flop_config, ranges, flop_runouts, form='factored')
 
 
 def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries():
   """`LeafCache` gives the matrices `leaves_matrices` builds, the same ones again from what it keeps,
-  tells the two choosers apart, and keeps at most `entries` leaves and `boards` boards' tables."""
+  tells the two choosers apart, keeps a leaf's rows (the factored form) apart from its matrices, and
+  keeps at most `entries` leaves and `boards` boards' tables."""
   hands = [
     leaf([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)]),
     leaf([(CALL, 0), (CALL, 0), (RAISE, 150), (CALL, 0)]),
@@ -412,6 +474,9 @@ def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries()
     assert b is c  # kept, not built again
   other = cache.matrices(Shallow(), hands[:1], runouts, 1, 4)[0]
   assert not np.allclose(other, kept[0])  # the other seat chooses: other values
+  rows = cache.leaves(Shallow(), hands[:1], runouts, 0, 4, 'factored')[0]  # the rows the matrices sum
+  assert cache.leaves(Shallow(), hands[:1], runouts, 0, 4, 'factored')[0] is rows
+  np.testing.assert_allclose(depth_limited._dense(runouts, rows), fresh[0], rtol=1e-6, atol=1e-6)
   assert len(cache._held) == 2
   cache.runouts(board[:4], depth_limited.river_cards(board[:4])[:2])
   assert len(cache._tables) == 1
