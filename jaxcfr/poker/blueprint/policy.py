@@ -179,11 +179,28 @@ class BlueprintPolicy:
     batch = state.street.shape[0]
     if holes.ndim != 3 or holes.shape[0] != batch or holes.shape[2] != 2:
       raise ValueError(f'holes must be [B, K, 2] for B = {batch}, got {holes.shape}')
+    return self._answer(state, lambda row: self._probabilities(state, holes, row))
+
+  def range_classes(self, state: nlhe.HandState) -> tuple[nlhe.ActionSet, np.ndarray, np.ndarray] | None:
+    """A range query by buckets, for hands all on one street: (real actions [B, A], probabilities
+    float64 [B, K, A] per bucket, each hole pair's bucket int [B, 1,326] on the hand's board): what
+    `strategy` answers each pair is its bucket's row (where the board leaves the pair). A search
+    that carries reach per bucket instead of per pair asks this; None for hands on several streets."""
+    streets = np.unique(state.street)
+    if len(streets) != 1:
+      return None
+    count = self.blueprint.num_buckets[int(streets[0])]
+    actions, probabilities = self._answer(state, lambda row: self.blueprint.probabilities[row, :count])
+    return actions, probabilities, self._range_buckets(state)
+
+  def _answer(self, state: nlhe.HandState, probabilities) -> tuple[nlhe.ActionSet, np.ndarray]:
+    """`strategy`'s real actions and probabilities [B, K, A], from `probabilities(row)` [B, K, A] at
+    each hand's decision row."""
     tree = self.tree
     node, on_tree = self.abstract_nodes(state)
     self.off_tree += int((~on_tree & ~state.finished).sum())
     row = np.where(on_tree, tree.decision[node], 0)
-    probabilities = self._probabilities(state, holes, row)  # [B, K, A]
+    probabilities = probabilities(row)  # [B, K, A]
     actions = self._real_actions(state, row)
     # Where the abstract line is lost: check or call.
     fallback = ~on_tree
@@ -296,6 +313,10 @@ class NetworkPolicy(BlueprintPolicy):
       ],
       -1,
     )
+
+  def range_classes(self, state: nlhe.HandState) -> None:
+    """None: a network answers each pair from its own features, no bucket stands for many."""
+    return None
 
   def _probabilities(self, state: nlhe.HandState, holes: np.ndarray, row: np.ndarray) -> np.ndarray:
     batch, count = holes.shape[:2]
@@ -450,6 +471,8 @@ def _merged(actions: nlhe.ActionSet, probabilities: np.ndarray) -> tuple[nlhe.Ac
     merged[b, :, slot] = 0.0
   valid = valid & (owner == np.arange(width))
   total = merged.sum(-1, keepdims=True)
+  if (total > 0).all():  # the usual case: no uniform rows to make (the same values as below)
+    return nlhe.ActionSet(kind, amount, valid), (merged / total).astype(np.float64)
   uniform = valid[:, None, :] / np.maximum(valid.sum(-1), 1)[:, None, None]
   merged = np.where(total > 0, merged / np.where(total > 0, total, 1), uniform)
   return nlhe.ActionSet(kind, amount, valid), merged

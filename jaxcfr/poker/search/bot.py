@@ -597,7 +597,8 @@ def solve_spot(
     if done < least:  # the first chunk (which may compile) is the first iteration alone
       steps = min(steps, least - done) if done else 1
     elif deadline is not None:
-      left = deadline - time.perf_counter()
+      # About one iteration's time is kept for the work after the loop (the average, its layout).
+      left = deadline - time.perf_counter() - per_iteration
       if left < 0.5 * per_iteration:
         break
       steps = max(1, min(steps, int(left / per_iteration)))
@@ -781,7 +782,14 @@ def resolve_round(
   warm_iterations = config.warm_start[0] if tree_config.street == 1 else 0
   warm = round_warm_policy(blueprint, state, b, game, tree_config) if warm_iterations else None
   policy, iterations = depth_limited.solve(
-    game, config.iterations, deadline, config.least_iterations, config.algorithm, warm, warm_iterations
+    game,
+    config.iterations,
+    deadline,
+    config.least_iterations,
+    config.algorithm,
+    warm,
+    warm_iterations,
+    after=1.5,  # the exploitability below (the products of about one iteration) and the root's layout
   )
   gap = depth_limited.exploitability(game, policy)
   actions = root_action_set(state, b, tree_config)

@@ -139,41 +139,74 @@ def sample_river_cards(rng: np.random.Generator, board, count: int) -> np.ndarra
   return np.sort(rng.choice(every[:, 0], count, replace=False))[:, None]
 
 
-def _at_runouts(leaf: nlhe.HandState, board, runouts: np.ndarray) -> nlhe.HandState:
-  """The hand `leaf` (one hand, at the end of its round) on each runout: the same history, board
-  `board` + the runout; the hole cards are any others (policies are asked with given hands)."""
+def _at_runouts(leaves: list, board, runouts: np.ndarray) -> nlhe.HandState:
+  """Each of `leaves` (one-hand states at the end of their round) on each runout, leaf by leaf: the
+  same history, board `board` + the runout; the hole cards are any others (policies are asked with
+  given hands). One replay for all of them."""
   count = len(runouts)
   boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, len(board))), runouts], axis=1)
   holes = np.empty((count, 2, 2), np.int64)
   for r, row in enumerate(boards):
     holes[r] = np.setdiff1d(np.arange(52), row)[:4].reshape(2, 2)
-  states = nlhe.initial(holes, boards, leaf.rules, np.repeat(leaf.noise, count, axis=0))
-  n = int(leaf.num_actions[0])
-  kinds = np.repeat(leaf.history[:, :n, 1], count, axis=0)
-  amounts = np.repeat(leaf.history[:, :n, 2], count, axis=0)
-  return nlhe.replay(states, kinds, amounts)
+  steps = max(int(leaf.num_actions[0]) for leaf in leaves)
+  kinds = np.full((len(leaves), steps), -1)  # -1 pads a shorter history
+  amounts = np.zeros((len(leaves), steps), np.int64)
+  for k, leaf in enumerate(leaves):
+    n = int(leaf.num_actions[0])
+    kinds[k, :n], amounts[k, :n] = leaf.history[0, :n, 1], leaf.history[0, :n, 2]
+  noise = np.concatenate([leaf.noise for leaf in leaves])
+  states = nlhe.initial(
+    np.tile(holes, (len(leaves), 1, 1)), np.tile(boards, (len(leaves), 1)), leaves[0].rules,
+    np.repeat(noise, count, axis=0),
+  )  # fmt: skip
+  return nlhe.replay(states, np.repeat(kinds, count, axis=0), np.repeat(amounts, count, axis=0))
 
 
 def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dtype=np.float32):
   """The terminals of the policy's tree from each of `states` (by breadth): (source [Z] the state
   each came from, final states [Z], reach of the seat that does not choose [Z, 1326], reach of the
-  chooser seat under each continuation [Z, C, 1326])."""
+  chooser seat under each continuation [Z, C, 1326]).
+
+  Where every state is on the river and the policy answers by buckets (`range_classes`: the
+  blueprint's tables), the reach is carried per bucket of each state's board, [., K] instead of
+  [., 1326] (the products the same, per bucket), and read per pair at the end."""
   count = len(states.street)
+  on_river = ((states.street == 3) | states.finished).all()  # (a finished hand is never asked)
+  classes = getattr(policy, 'range_classes', None) if on_river else None
   source = np.arange(count)
-  plain = np.ones((count, len(HOLES)), dtype)
-  chosen = np.ones((count, continuations, len(HOLES)), dtype)
+  plain, chosen = np.ones((count, 1), dtype), np.ones((count, continuations, 1), dtype)  # widened below
+  bucket = np.zeros((count, len(HOLES)), np.int64)  # each pair's column of the reach (per bucket)
   done = []
   while len(source):
     over = states.finished
     if over.any():
-      done.append((source[over], nlhe.take(states, np.flatnonzero(over)), plain[over], chosen[over]))
+      ends = np.flatnonzero(over)
+      done.append((source[ends], nlhe.take(states, ends), plain[ends], chosen[ends], bucket[ends]))
     live = np.flatnonzero(~over)
     if not len(live):
       break
-    states, source, plain, chosen = nlhe.take(states, live), source[live], plain[live], chosen[live]
-    actions, probs = hand_ranges.query(policy, states)  # [n, A], [n, 1326, A]
+    states, source, plain, chosen, bucket = (
+      nlhe.take(states, live),
+      source[live],
+      plain[live],
+      chosen[live],
+      bucket[live],
+    )
+    answer = classes(states) if classes is not None else None
+    if answer is None:
+      if plain.shape[1] not in (1, len(HOLES)):
+        raise RuntimeError(f'policy {policy!r} answered by buckets, then not')
+      classes = None
+      actions, probs = hand_ranges.query(policy, states)  # [n, A], [n, 1326, A]
+      bucket = np.broadcast_to(np.arange(len(HOLES)), (len(live), len(HOLES)))
+    else:
+      actions, probs, bucket = answer  # [n, A], [n, K, A], [n, 1326]
+    width = probs.shape[1]
+    if plain.shape[1] != width:  # the first query: the width of the reach
+      plain = np.broadcast_to(plain, (len(live), width)).astype(dtype)
+      chosen = np.broadcast_to(chosen, (len(live), continuations, width)).astype(dtype)
     rows, slots = np.nonzero(actions.valid)  # the children: [m] (state, slot)
-    plain, chosen = plain[rows], chosen[rows]
+    plain, chosen, bucket = plain[rows], chosen[rows], bucket[rows]
     mine = states.to_act[rows] == chooser
     theirs = ~mine
     plain[theirs] *= probs[rows[theirs], :, slots[theirs]]
@@ -188,12 +221,14 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
     states = nlhe.apply(nlhe.take(states, rows), kind, amount)
     source = source[rows]
   parts = list(zip(*done, strict=True))
-  return (
-    np.concatenate(parts[0]),
-    nlhe.concatenate(parts[1]),
-    np.concatenate(parts[2]),
-    np.concatenate(parts[3]),
-  )
+  width = max(p.shape[-1] for p in parts[2])  # a state that met no decision keeps a column of ones
+  plain = np.concatenate([np.broadcast_to(p, (len(p), width)) for p in parts[2]])
+  chosen = np.concatenate([np.broadcast_to(p, (len(p), continuations, width)) for p in parts[3]])
+  if width != len(HOLES) or classes is not None:  # per bucket: each pair's bucket's column
+    bucket = np.concatenate(parts[4])  # [Z, 1326]
+    plain = np.take_along_axis(plain, bucket, axis=1)
+    chosen = np.take_along_axis(chosen, bucket[:, None, :], axis=2)
+  return np.concatenate(parts[0]), nlhe.concatenate(parts[1]), plain, chosen
 
 
 @dataclasses.dataclass(frozen=True)
@@ -356,8 +391,10 @@ class LeafRows:
 
 def leaves_rows(policy, leaves: list, runouts: Runouts, chooser: int, continuations: int = 4) -> list:
   """The `LeafRows` of each of `leaves` (one-hand states), their blueprint trees expanded together."""
+  if not leaves:
+    return []
   count = len(runouts.cards)
-  states = nlhe.concatenate([_at_runouts(leaf, runouts.board, runouts.cards) for leaf in leaves])
+  states = _at_runouts(leaves, runouts.board, runouts.cards)
   expanded = _expand(policy, states, chooser, continuations, runouts.dtype)
   return [
     _leaf_rows(runouts, chooser, expanded, np.flatnonzero(expanded[0] // count == k))
@@ -441,7 +478,6 @@ class FactoredLeaves:
     `U_c.T @ x` (player 1) at each leaf terminal, as `_Products` gives them. For the player who does
     not choose, a leaf's continuations are only ever summed (the choice is the opponent's): their
     sum is given at the first and 0 at the others."""
-    import jax.numpy as jnp  # noqa: PLC0415
 
     dtype = self.runouts.dtype
     chooser = player == self.chooser
@@ -452,9 +488,7 @@ class FactoredLeaves:
       for k, leaf in enumerate(self.leaves):
         for c, z in enumerate(leaf):
           weights[k, c] = reach[z][self.chooser]
-    out = np.asarray(
-      _factored_program(chooser, player == 1)(self.arrays, jnp.asarray(weights.astype(dtype))), np.float64
-    )
+    out = np.asarray(_factored_program(chooser, player == 1)(self.arrays, weights.astype(dtype)), np.float64)
     values = {}
     for k, leaf in enumerate(self.leaves):
       for c, z in enumerate(leaf):
@@ -743,13 +777,15 @@ def solve(
   algorithm: str = defaults.ALGORITHM,
   warm: dict | None = None,
   warm_iterations: int = 0,
+  after: float = 0.0,
 ) -> tuple[dict, int]:
   """(average policy {decision: [A, H]}, iterations) of DCFR on `game` (alternating updates), for
   `iterations`, or until the wall clock `deadline` (a `time.perf_counter()` value), at least
-  `min_iterations`. With `warm` ({decision: [A, H]}, e.g. the blueprint's strategy) the first
-  `warm_iterations` iterations play it instead of regret matching (a warm start: their regrets and
-  average are those of `warm`; see `solver.subgame_warm_start`); they count in neither the budget nor
-  the returned iterations."""
+  `min_iterations`; `after`: the work the caller does once it returns, in iterations' time (no
+  iteration is begun unless that too would end by the deadline). With `warm` ({decision: [A, H]},
+  e.g. the blueprint's strategy) the first `warm_iterations` iterations play it instead of regret
+  matching (a warm start: their regrets and average are those of `warm`; see
+  `solver.subgame_warm_start`); they count in neither the budget nor the returned iterations."""
   if algorithm != 'dcfr':
     raise ValueError(f'the depth-limited search solves with dcfr, got {algorithm!r}')
   config = algorithms.get('dcfr').resolve(**defaults.SUBGAME_HYPERPARAMETERS.get('dcfr', {}))
@@ -764,7 +800,7 @@ def solve(
   per_iteration = 0.0
   while iterations is None or t < iterations + warm_iterations:
     if deadline is not None and t >= min_iterations + warm_iterations:
-      if time.perf_counter() + per_iteration > deadline:
+      if time.perf_counter() + (1 + after) * per_iteration > deadline:
         break
     started = time.perf_counter()
     t += 1

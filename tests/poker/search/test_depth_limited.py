@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_search import Scripted, random_states, warm_start_gaps
+from test_search import Scripted, blueprint, random_states, warm_start_gaps  # noqa: F401 (a fixture)
 
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.rules import cards, nlhe
@@ -452,6 +452,50 @@ def test_factored_leaves_equal_the_matrices_and_weigh_every_river_card_one_in_44
   flop_runouts = depth_limited.runout_tables(board[:3], depth_limited.sample_runouts(rng, board[:3], 2))
   with pytest.raises(ValueError, match='factored on the turn'):
     depth_limited.search_game(Shallow(), flop, 0, flop_config, ranges, flop_runouts, form='factored')
+
+
+class Pairwise:
+  """A policy that answers pair by pair only (`strategy`, no `range_classes`)."""
+
+  name = 'pairwise'
+
+  def __init__(self, policy):
+    self.policy = policy
+
+  def strategy(self, state, holes):
+    return self.policy.strategy(state, holes)
+
+
+def test_a_blueprint_expands_river_leaves_by_buckets_as_pair_by_pair(blueprint, monkeypatch):  # noqa: F811 (the fixture)
+  """A turn round's leaves expanded with the blueprint's reach per bucket (`range_classes`) give the
+  rows that a pair-by-pair expansion gives, bit for bit (a bet called, a check-through, a called
+  all-in with no decision left); a flop leaf, whose runouts change the street and the buckets, is
+  expanded pair by pair."""
+  calls = []
+  classes = blueprint.range_classes
+  monkeypatch.setattr(blueprint, 'range_classes', lambda state: calls.append(1) or classes(state))
+  turn = [(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)]
+  hands = [
+    leaf(turn + line) for line in ([(RAISE, 150), (CALL, 0)], [(CALL, 0)] * 2, [(RAISE, 19_900), (CALL, 0)])
+  ]
+  board = hands[0].board[0]
+  runouts = depth_limited.runout_tables(board[:4], depth_limited.river_cards(board[:4])[::8])
+  for chooser in (0, 1):
+    by_bucket = depth_limited.leaves_rows(blueprint, hands, runouts, chooser, 4)
+    by_pair = depth_limited.leaves_rows(Pairwise(blueprint), hands, runouts, chooser, 4)
+    for a, b in zip(by_bucket, by_pair, strict=True):
+      np.testing.assert_array_equal(a.plain, b.plain)
+      np.testing.assert_array_equal(a.chosen, b.chosen)
+      np.testing.assert_array_equal(a.runout, b.runout)
+    assert by_bucket[0].plain.any() and not np.allclose(by_bucket[0].chosen[0], by_bucket[0].chosen[1])
+  assert calls  # the buckets served the river
+  calls.clear()
+  flop = leaf([(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)])
+  flop_runouts = depth_limited.runout_tables(
+    board[:3], depth_limited.sample_runouts(np.random.default_rng(2), board[:3], 2)
+  )
+  depth_limited.leaves_rows(blueprint, [flop], flop_runouts, 0, 4)
+  assert not calls
 
 
 def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries():
