@@ -7,9 +7,12 @@ compiles what the disk cache lacks).
     python experiments/search_leaf_values.py bp-300.npz --tables tables-small/ --hands 40 --seed 7
     python experiments/search_leaf_values.py bp-300.npz --street flop --hands 20
 
+    python experiments/search_leaf_values.py bp-300.npz --tables tables-small/ --hands 40 --seed 7 \
+      --river-cards 6,8 --form factored          # the drawn river cards' games, leaves factored
+
 A search game's leaf values are its runouts' tables, the blueprint's trees expanded over the runouts
-(`_expand`: range queries) and the leaf matrices (`_summed`: the products on the JAX device), all in
-`search_game`; the iterations are `depth_limited.solve`.
+(`_expand`) and the leaves' matrices or factored rows, all in `search_game`; the iterations are
+`depth_limited.solve`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ def main(argv=None) -> int:
     '--river-cards', type=_counts, default=(),
     help='turn: also value each decision on this many river cards sampled of 48 (e.g. 8,16,24) and '
     "measure the sampled game's solution in the game of every river card",
+  )  # fmt: skip
+  parser.add_argument(
+    '--form', choices=depth_limited.FORMS, default=None,
+    help="the sampled river cards' leaf values as matrices or factored (default: the search's choice)",
   )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
@@ -126,23 +133,29 @@ def _sampled_river_cards(blueprint, decisions: list, exact: list, args) -> list:
     f'{np.median(full):.2f}% of the pot'
   )
   for count in args.river_cards:
-    seconds, pct = [], []
+    seconds, solving, pct = [], [], []
     for k, (state, tree_config, ranges, board, _) in enumerate(decisions):
       cards = depth_limited.sample_river_cards(np.random.default_rng([args.seed, k, count]), board, count)
       blueprint.forget_boards()
       started = time.perf_counter()
       game = depth_limited.search_game(
-        blueprint, state, 0, tree_config, ranges, depth_limited.runout_tables(board, cards)
+        blueprint, state, 0, tree_config, ranges, depth_limited.runout_tables(board, cards), form=args.form
       )
-      seconds.append(time.perf_counter() - started)
+      valued = time.perf_counter()
       policy, _ = depth_limited.solve(game, iterations=args.iterations)
+      seconds.append(valued - started)
+      solving.append(time.perf_counter() - valued)
       pct.append(100 * depth_limited.exploitability(exact[k], policy) / tree_config.pot)
     row = {'river_cards': count, 'leaf_values_median_seconds': float(np.median(seconds))}
-    row.update(exploitability_pct_median=float(np.median(pct)), full_pct_median=float(np.median(full)))
+    row.update(
+      iterations_median_seconds=float(np.median(solving)), exploitability_pct_median=float(np.median(pct))
+    )
+    row.update(full_pct_median=float(np.median(full)), form=args.form)
     rows.append(row)
     print(
-      f'{count} river cards: leaf values median {np.median(seconds) * 1e3:.0f} ms; the solution in the game '
-      f'of every river card: exploitability median {np.median(pct):.2f}% of the pot'
+      f'{count} river cards: leaf values median {np.median(seconds) * 1e3:.0f} ms, {args.iterations} '
+      f'iterations {np.median(solving) * 1e3:.0f} ms; the solution in the game of every river card: '
+      f'exploitability median {np.median(pct):.2f}% of the pot'
     )
   return rows
 
