@@ -6,6 +6,9 @@ draws are the same), so the difference has far less variance than either LBR fig
 
     python experiments/lbr_pair.py search:bp.npz bp.npz --search-streets river --search-iterations 60 \\
       --hands 500 --seed 1 --json lp1.json
+    python experiments/lbr_pair.py search:bp.npz bp.npz --tables tables/ --search-streets flop,turn,river \
+      --search-turn depth-limited --search-river-cards 6 --think-seconds 0.1 --hands 200 --seed 1 \
+      --json dl1.json                                    # the depth-limited search bot of issue 42's match
     python experiments/lbr_pair.py --pool lp*.json            # several seeds' files as one result
     python experiments/lbr_pair.py --pool g*.json --against lp*.json   # two A's on the same deals
 
@@ -24,13 +27,16 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.cli.common import search_streets, whole_number
+from jaxcfr.cli.common import river_card_count, search_streets, whole_number
 from jaxcfr.poker import bots
 from jaxcfr.poker.eval import lbr, match
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.search import bot as search
 
-SETTINGS = ('search_streets', 'search_iterations', 'range_floor', 'search_gadget')
+SETTINGS = (
+  'search_streets', 'search_iterations', 'range_floor', 'search_gadget', 'think_seconds', 'search_turn',
+  'search_river_cards',
+)  # fmt: skip
 
 
 def settings(args) -> dict:
@@ -41,6 +47,9 @@ def settings(args) -> dict:
     'search_iterations': args.search_iterations,
     'range_floor': args.range_floor,
     'search_gadget': args.search_gadget,
+    'think_seconds': args.think_seconds,
+    'search_turn': args.search_turn,
+    'search_river_cards': args.search_river_cards,
   }
 
 
@@ -116,6 +125,14 @@ def main(argv=None) -> int:
   parser.add_argument('--search-streets', type=search_streets, default=None)
   parser.add_argument('--search-iterations', type=whole_number(1), default=None)
   parser.add_argument(
+    '--think-seconds', type=float, default=None, help="a search: policy's budget a decision"
+  )
+  parser.add_argument('--search-turn', choices=('full', 'depth-limited'), default=None)
+  parser.add_argument('--search-river-cards', type=river_card_count, default=None, metavar='N')
+  parser.add_argument(
+    '--tables', default=None, help="the blueprint files' abstraction tables (default: recorded)"
+  )
+  parser.add_argument(
     '--range-floor', type=float, default=None,
     help="a search: policy's share of each range spread evenly over the possible hands (default 0.001)",
   )  # fmt: skip
@@ -142,8 +159,23 @@ def main(argv=None) -> int:
         raise ValueError('--against goes with --pool')
       if len(args.policies) != 2:
         raise ValueError('give two policies, A and B')
-      options = (None, args.search_streets, args.search_iterations, None, args.search_gadget)
-      policies = [bots.resolve_policy(spec, *options) for spec in args.policies]
+      if args.think_seconds is not None and not args.think_seconds > 0:
+        raise ValueError(f'--think-seconds must be positive, got {args.think_seconds}')
+      if args.search_river_cards is not None and args.search_turn != 'depth-limited':
+        raise ValueError(
+          '--search-river-cards applies to a depth-limited turn: add --search-turn depth-limited'
+        )
+      turn = None if args.search_turn is None else args.search_turn == 'depth-limited'
+      options = (
+        args.think_seconds,
+        args.search_streets,
+        args.search_iterations,
+        None,
+        args.search_gadget,
+        turn,
+      )
+      extra = {'tables': args.tables, 'river_cards': args.search_river_cards}
+      policies = [bots.resolve_policy(spec, *options, **extra) for spec in args.policies]
       if args.range_floor is not None and not 0 <= args.range_floor < 1:
         raise ValueError(f'--range-floor must be in [0, 1), got {args.range_floor}')
       for policy in policies:

@@ -899,11 +899,12 @@ def leaf_state(state: nlhe.HandState, b: int, nodes: list, leaf: int) -> nlhe.Ha
 
 
 class LeafCache:
-  """What a search keeps between decisions: the leaf matrices of recent leaves, by the leaf's public
-  state (history, visible board, the noise of the actions played, the rules), the chooser, the runouts and
-  the continuations, the least recently used going once `entries` are held (a flop leaf's four
-  matrices are 22 MB, a turn leaf's 20 MB: 16 hold a round's leaves, at most 0.35 GB); and the
-  `Runouts` of the last `boards` boards (a turn's signs are 61 MB)."""
+  """What a search keeps between decisions: the leaf values of recent leaves (matrices, or the rows of
+  the factored form), by the leaf's public state (history, visible board, the noise of the actions
+  played, the rules), the chooser, the runouts, the continuations and the form, the least recently
+  used going once `entries` are held (a flop leaf's four matrices are 22 MB, a turn leaf's 20 MB; its
+  rows on 6 river cards about 2 MB: 16 hold a round's leaves, at most 0.35 GB); and the `Runouts` of
+  the last `boards` boards (a turn's signs, made for its matrices, are 61 MB)."""
 
   def __init__(self, entries: int = 16, boards: int = 2):
     self.entries, self.boards = entries, boards
