@@ -189,8 +189,8 @@ def add_search_options(parser) -> None:
   the bot's own defaults."""
   parser.add_argument(
     '--think-seconds', type=positive_seconds, metavar='S',
-    help=f"the search bot's seconds per decision (on the flop: of solving, after the leaf values; "
-    f'default {defaults.THINK_SECONDS:g})',
+    help=f"the search bot's seconds per decision, the depth-limited rounds' leaf values included "
+    f'(default {defaults.THINK_SECONDS:g})',
   )  # fmt: skip
   parser.add_argument(
     '--search-iterations', type=positive_count, metavar='N',
