@@ -27,30 +27,21 @@ import time
 import numpy as np
 
 from jaxcfr import backend, outputs
-from jaxcfr.cli.common import river_card_count, search_streets, whole_number
-from jaxcfr.poker import bots
+from jaxcfr.cli import common
+from jaxcfr.cli.common import whole_number
 from jaxcfr.poker.eval import lbr, match
 from jaxcfr.poker.rules import nlhe
-from jaxcfr.poker.search import bot as search
 
-SETTINGS = (
-  'search_streets', 'search_iterations', 'range_floor', 'search_gadget', 'think_seconds', 'search_turn',
-  'search_river_cards',
-)  # fmt: skip
+SETTINGS = ('range_floor', *common.SEARCH_OPTIONS)
 
 
 def settings(args) -> dict:
   """The search settings a file was made with (files pool only when these agree)."""
-  streets = None if args.search_streets is None else list(args.search_streets)
-  return {
-    'search_streets': streets,
-    'search_iterations': args.search_iterations,
-    'range_floor': args.range_floor,
-    'search_gadget': args.search_gadget,
-    'think_seconds': args.think_seconds,
-    'search_turn': args.search_turn,
-    'search_river_cards': args.search_river_cards,
-  }
+  found = {name: getattr(args, name) for name in SETTINGS}
+  for name in ('search_streets', 'search_warm_start'):  # tuples, as JSON writes them back
+    if found[name] is not None and not isinstance(found[name], int):
+      found[name] = list(found[name])
+  return found
 
 
 def deal_units(result: lbr.LBRResult) -> np.ndarray:
@@ -122,23 +113,13 @@ def main(argv=None) -> int:
   parser.add_argument('--hands', type=whole_number(4), default=200)
   parser.add_argument('--seed', type=whole_number(0), default=0)
   parser.add_argument('--batch', type=whole_number(2), default=200)
-  parser.add_argument('--search-streets', type=search_streets, default=None)
-  parser.add_argument('--search-iterations', type=whole_number(1), default=None)
-  parser.add_argument(
-    '--think-seconds', type=float, default=None, help="a search: policy's budget a decision"
-  )
-  parser.add_argument('--search-turn', choices=('full', 'depth-limited'), default=None)
-  parser.add_argument('--search-river-cards', type=river_card_count, default=None, metavar='N')
+  common.add_search_options(parser)
   parser.add_argument(
     '--tables', default=None, help="the blueprint files' abstraction tables (default: recorded)"
   )
   parser.add_argument(
     '--range-floor', type=float, default=None,
     help="a search: policy's share of each range spread evenly over the possible hands (default 0.001)",
-  )  # fmt: skip
-  parser.add_argument(
-    '--search-gadget', choices=search.GADGETS, default=None,
-    help="a search: policy's river re-solves safe against its blueprint (default: unsafe)",
   )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
@@ -159,23 +140,8 @@ def main(argv=None) -> int:
         raise ValueError('--against goes with --pool')
       if len(args.policies) != 2:
         raise ValueError('give two policies, A and B')
-      if args.think_seconds is not None and not args.think_seconds > 0:
-        raise ValueError(f'--think-seconds must be positive, got {args.think_seconds}')
-      if args.search_river_cards is not None and args.search_turn != 'depth-limited':
-        raise ValueError(
-          '--search-river-cards applies to a depth-limited turn: add --search-turn depth-limited'
-        )
-      turn = None if args.search_turn is None else args.search_turn == 'depth-limited'
-      options = (
-        args.think_seconds,
-        args.search_streets,
-        args.search_iterations,
-        None,
-        args.search_gadget,
-        turn,
-      )
-      extra = {'tables': args.tables, 'river_cards': args.search_river_cards}
-      policies = [bots.resolve_policy(spec, *options, **extra) for spec in args.policies]
+      common.check_search_options(args, True, '')
+      policies = [common.resolve_policy(spec, args, tables=args.tables) for spec in args.policies]
       if args.range_floor is not None and not 0 <= args.range_floor < 1:
         raise ValueError(f'--range-floor must be in [0, 1), got {args.range_floor}')
       for policy in policies:
@@ -194,7 +160,7 @@ def main(argv=None) -> int:
         seconds.append(time.perf_counter() - started)
       extra = {'seed': args.seed, 'batch': args.batch, 'seconds': seconds, **settings(args)}
       result = report(*args.policies, *units, extra)
-  except (ValueError, OSError) as error:
+  except (ValueError, OSError, common.UsageError) as error:
     print(f'lbr_pair: error: {error}', file=sys.stderr)
     return 2
   show(result)

@@ -139,12 +139,17 @@ def sample_river_cards(rng: np.random.Generator, board, count: int) -> np.ndarra
   return np.sort(rng.choice(every[:, 0], count, replace=False))[:, None]
 
 
+def _river_boards(board, runouts: np.ndarray) -> np.ndarray:
+  """[R, 5] `board` and each runout [R, 5 - len(board)]."""
+  return np.concatenate([np.broadcast_to(np.asarray(board), (len(runouts), len(board))), runouts], axis=1)
+
+
 def _at_runouts(leaves: list, board, runouts: np.ndarray) -> nlhe.HandState:
   """Each of `leaves` (one-hand states at the end of their round) on each runout, leaf by leaf: the
   same history, board `board` + the runout; the hole cards are any others (policies are asked with
   given hands). One replay for all of them."""
   count = len(runouts)
-  boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, len(board))), runouts], axis=1)
+  boards = _river_boards(board, runouts)
   holes = np.empty((count, 2, 2), np.int64)
   for r, row in enumerate(boards):
     holes[r] = np.setdiff1d(np.arange(52), row)[:4].reshape(2, 2)
@@ -175,13 +180,15 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
   classes = getattr(policy, 'range_classes', None) if on_river else None
   source = np.arange(count)
   plain, chosen = np.ones((count, 1), dtype), np.ones((count, continuations, 1), dtype)  # widened below
-  bucket = np.zeros((count, len(HOLES)), np.int64)  # each pair's column of the reach (per bucket)
+  # Per bucket: each pair's column of the reach (a state not yet asked: ones in column 0).
+  bucket = np.zeros((count, len(HOLES)), np.int64) if classes is not None else None
+  pick = lambda index: None if bucket is None else bucket[index]  # noqa: E731
   done = []
   while len(source):
     over = states.finished
     if over.any():
       ends = np.flatnonzero(over)
-      done.append((source[ends], nlhe.take(states, ends), plain[ends], chosen[ends], bucket[ends]))
+      done.append((source[ends], nlhe.take(states, ends), plain[ends], chosen[ends], pick(ends)))
     live = np.flatnonzero(~over)
     if not len(live):
       break
@@ -190,15 +197,14 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
       source[live],
       plain[live],
       chosen[live],
-      bucket[live],
+      pick(live),
     )
     answer = classes(states) if classes is not None else None
     if answer is None:
       if plain.shape[1] not in (1, len(HOLES)):
         raise RuntimeError(f'policy {policy!r} answered by buckets, then not')
-      classes = None
+      classes = bucket = None
       actions, probs = hand_ranges.query(policy, states)  # [n, A], [n, 1326, A]
-      bucket = np.broadcast_to(np.arange(len(HOLES)), (len(live), len(HOLES)))
     else:
       actions, probs, bucket = answer  # [n, A], [n, K, A], [n, 1326]
     width = probs.shape[1]
@@ -206,7 +212,7 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
       plain = np.broadcast_to(plain, (len(live), width)).astype(dtype)
       chosen = np.broadcast_to(chosen, (len(live), continuations, width)).astype(dtype)
     rows, slots = np.nonzero(actions.valid)  # the children: [m] (state, slot)
-    plain, chosen, bucket = plain[rows], chosen[rows], bucket[rows]
+    plain, chosen, bucket = plain[rows], chosen[rows], pick(rows)
     mine = states.to_act[rows] == chooser
     theirs = ~mine
     plain[theirs] *= probs[rows[theirs], :, slots[theirs]]
@@ -221,10 +227,11 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
     states = nlhe.apply(nlhe.take(states, rows), kind, amount)
     source = source[rows]
   parts = list(zip(*done, strict=True))
-  width = max(p.shape[-1] for p in parts[2])  # a state that met no decision keeps a column of ones
+  # A state that met no decision keeps a column of ones.
+  width = len(HOLES) if bucket is None else max(p.shape[-1] for p in parts[2])
   plain = np.concatenate([np.broadcast_to(p, (len(p), width)) for p in parts[2]])
   chosen = np.concatenate([np.broadcast_to(p, (len(p), continuations, width)) for p in parts[3]])
-  if width != len(HOLES) or classes is not None:  # per bucket: each pair's bucket's column
+  if bucket is not None:  # per bucket: each pair's bucket's column
     bucket = np.concatenate(parts[4])  # [Z, 1326]
     plain = np.take_along_axis(plain, bucket, axis=1)
     chosen = np.take_along_axis(chosen, bucket[:, None, :], axis=2)
@@ -279,10 +286,7 @@ class Runouts:
   @functools.cached_property
   def sweep(self) -> showdown.ShowdownTables:
     """The showdown sweep's tables of the river boards (`showdown.showdown_tables`)."""
-    boards = np.concatenate(
-      [np.broadcast_to(np.asarray(self.board), (len(self.cards), len(self.board))), self.cards], 1
-    )
-    return showdown.showdown_tables(self.hands, boards, strength=self.strength)
+    return showdown.showdown_tables(self.hands, _river_boards(self.board, self.cards), strength=self.strength)
 
 
 def runout_tables(board, runout_cards: np.ndarray, dtype=np.float32) -> Runouts:
@@ -293,9 +297,7 @@ def runout_tables(board, runout_cards: np.ndarray, dtype=np.float32) -> Runouts:
   if len(board) not in (3, 4) or len(board) + runout_cards.shape[1] != 5:
     shown = f'a board of {len(board)} cards and runouts of {runout_cards.shape[1]}'
     raise ValueError(f'{shown} do not make a river')
-  count = len(runout_cards)
-  boards = np.concatenate([np.broadcast_to(np.asarray(board), (count, len(board))), runout_cards], 1)
-  strength = showdown.strengths(hands, boards)  # [R, H], -1 where blocked
+  strength = showdown.strengths(hands, _river_boards(board, runout_cards))  # [R, H], -1 where blocked
   avoid = (strength >= 0).astype(dtype)
   return Runouts(tuple(int(c) for c in board), hands, runout_cards, avoid, strength, dtype)
 
@@ -424,20 +426,26 @@ def _leaf_rows(runouts: Runouts, chooser: int, expanded: tuple, rows: np.ndarray
   )
 
 
+def _layout(runout: np.ndarray, fold: np.ndarray, count: int, pad: int) -> tuple:
+  """Terminals `runout` [Z] (-1: a padding row, neither kind), `fold` [Z] laid out as rows: (the
+  showdowns by runout [R, M], the folds [F], padded with `pad`; each showdown's (runout, slot): its
+  index [S], runout [S], slot [S])."""
+  showdowns = np.flatnonzero(~fold & (runout >= 0))
+  order = showdowns[np.argsort(runout[showdowns], kind='stable')]
+  by_runout = runout[order]
+  slot = np.arange(len(order)) - np.searchsorted(by_runout, np.arange(count))[by_runout]
+  layout = np.full((count, _padded(int(slot.max(initial=0)) + 1)), pad)
+  layout[by_runout, slot] = order
+  folds = np.flatnonzero(fold)
+  fold_layout = np.full(_padded_folds(len(folds)), pad)
+  fold_layout[: len(folds)] = folds
+  return layout, fold_layout, (order, by_runout, slot)
+
+
 def _dense(runouts: Runouts, leaf: LeafRows) -> np.ndarray:
   """One leaf's matrices [C, H, H] from its `LeafRows` (see `leaf_matrices`): showdowns grouped by
   runout, then one jitted loop of products over the runouts."""
-  showdowns = np.flatnonzero(~leaf.fold)
-  runout = leaf.runout[showdowns]
-  order = showdowns[np.argsort(runout, kind='stable')]
-  runout = leaf.runout[order]
-  start = np.searchsorted(runout, np.arange(len(runouts.cards)))
-  slot = np.arange(len(order)) - start[runout]
-  layout = np.full((len(runouts.cards), _padded(int(slot.max(initial=0)) + 1)), -1)
-  layout[runout, slot] = order
-  folds = np.flatnonzero(leaf.fold)
-  fold_layout = np.full(_padded_folds(len(folds)), -1)
-  fold_layout[: len(folds)] = folds
+  layout, fold_layout, _ = _layout(leaf.runout, leaf.fold, len(runouts.cards), -1)
   # Padding rows (index -1) read the zero row at the end.
   other = np.concatenate([leaf.plain, np.zeros_like(leaf.plain[:1])])
   own = np.concatenate([leaf.chosen, np.zeros_like(leaf.chosen[:, :1])], 1)
@@ -505,7 +513,7 @@ def factored_leaves(runouts: Runouts, rows: list, chooser_seat: int, leaves: lis
   import jax.numpy as jnp  # noqa: PLC0415
 
   if len(runouts.board) != 4:
-    raise ValueError('factored leaves are for the turn (runouts of one card: counts by class)')
+    raise ValueError('factored leaves are for the turn (runouts of one card, weights of one factor per hand)')
   dtype = runouts.dtype
   count = len(runouts.cards)
   hands = runouts.hands.shape[0]
@@ -525,15 +533,8 @@ def factored_leaves(runouts: Runouts, rows: list, chooser_seat: int, leaves: lis
     at += size
   blocks = np.repeat(np.arange(len(rows)), np.array(sizes) // BLOCK)  # [Z / BLOCK] each block's leaf
   # Showdowns grouped by runout [R, M] and folds [F]; padding reads the zero row (index `total`).
-  showdowns = np.flatnonzero(~fold & (runout >= 0))
-  order = showdowns[np.argsort(runout[showdowns], kind='stable')]
-  by_runout = runout[order]
-  slot = np.arange(len(order)) - np.searchsorted(by_runout, np.arange(count))[by_runout]
-  layout = np.full((count, _padded(int(slot.max(initial=0)) + 1)), total)
-  layout[by_runout, slot] = order
+  layout, fold_layout, (order, by_runout, slot) = _layout(runout, fold, count, total)
   folds = np.flatnonzero(fold)
-  fold_layout = np.full(_padded_folds(len(folds)), total)
-  fold_layout[: len(folds)] = folds
   # Where each row's values come out: its (runout, slot) of the showdowns, else after them its place
   # among the folds, else (padding) a zero row after those (a gather, not a scatter: XLA:CPU's
   # scatters are slow).
@@ -978,7 +979,6 @@ def search_game(
   if form is None:
     few = tree_config.street == 2 and len(runouts.cards) <= FACTORED_RIVER_CARDS
     form = 'factored' if few else 'dense'
-
   if form not in FORMS or (form == 'factored' and tree_config.street != 2):
     raise ValueError(f'leaf values {form!r}: dense on either street, or factored on the turn')
   leaf_values = functools.partial((LeafCache(0) if cache is None else cache).leaves, form=form)
