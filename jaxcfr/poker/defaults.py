@@ -26,8 +26,9 @@ THINK_SECONDS = 1.0  # the search bot's wall seconds per turn and river decision
 # the river any warm start left the re-solve further from equilibrium after 10 to 80 iterations; on
 # the flop one iteration's gain on 12 spots did not hold on 20 more.
 WARM_START = (0, 0)
-# Safe river re-solving (`search.SearchConfig.gadget`): the gadgets that let the opponent take, hand by
-# hand, its best-response value against the blueprint instead of entering the re-solved subgame.
+# Safe re-solving (`search.SearchConfig.gadget`: the river, the flop, a depth-limited turn): the gadgets
+# that let the opponent take, hand by hand, its best-response value against the blueprint instead of
+# entering the re-solved subgame.
 GADGETS = ('resolve', 'maxmargin')
 GADGET = None  # the search bot's default: unsafe re-solving
 TURN_SEARCHES = ('full', 'depth-limited')  # a turn re-solve: to the end of the hand (default), or its round

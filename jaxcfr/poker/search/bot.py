@@ -73,7 +73,8 @@ blueprint (`experiments/lbr_pair.py`; docs/benchmarks.md has the figures), since
 range the blueprint would hold in the opponent's place, which an opponent that does not play the
 blueprint does not hold.
 
-**Safe re-solving** (`SearchConfig.gadget`, the river only): the opponent's range at the root is no
+**Safe re-solving** (`SearchConfig.gadget`: the river, the flop and a depth-limited turn; a turn solved
+to the end of the hand stays unsafe): the opponent's range at the root is no
 longer fixed. Each of its hands may take instead its *alternative*: the counterfactual value of its
 best response, from the current state on, to the blueprint's strategy on the search tree
 (`blueprint_policy`, `resolving.alternatives`; the blueprint's raises split between the tree's sizes as
@@ -87,9 +88,13 @@ as better against it (Maxmargin loses to it: docs/benchmarks.md has the match). 
 it can be worse than the unsafe re-solve: on 20 river spots of a small blueprint, the hand that gains
 most over its alternative gained a median 24% of the pot after 60 Maxmargin iterations (18% unsafe),
 -0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges more slowly:
-`experiments/safe_resolving.py`, docs/benchmarks.md has the table). The turn (its tree deals 48 river
-cards, so a decision's time buys it few iterations) and the flop stay unsafe.
-The gadget's solves have no exploitability target (the game it solves is not the tracked ranges').
+`experiments/safe_resolving.py`, docs/benchmarks.md has the table). On the depth-limited rounds the
+gadget is `depth_limited.Gadget`: the alternatives are the opponent's best responses, per hand, to the
+blueprint's strategy on the round's tree (`round_warm_policy`), where it also picks its continuation
+at each leaf, so a converged safe round is no more exploitable than the blueprint in the
+depth-limited game. A turn solved to the end (its tree deals 48 river cards, so a decision's time
+buys it few iterations) stays unsafe. The gadget's solves have no exploitability target (the game it
+solves is not the tracked ranges').
 
 **Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
 costs little more than one; on XLA:CPU it costs more per spot than solving them in turn), the turn and
@@ -173,7 +178,8 @@ class SearchConfig:
   river_cards: int | None = None
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
-  gadget: str | None = defaults.GADGET  # safe river re-solves: 'resolve' or 'maxmargin' (None: unsafe)
+  # Safe re-solves of the river and the depth-limited rounds: 'resolve' or 'maxmargin' (None: unsafe).
+  gadget: str | None = defaults.GADGET
   # Blending: the root strategy played is (1 - alpha) the blueprint's + alpha the re-solve's, alpha =
   # min(1, iterations / blend), so that a young search leans on the blueprint (None: the re-solve's).
   blend: int | None = None
@@ -771,7 +777,8 @@ def resolve_round(
   `config.iterations`, or until the wall clock `deadline` (a `time.perf_counter()` value; default
   `config.think_seconds` from the call: the leaf values spend the same budget), at least
   `config.min_iterations`; on the flop after `config.warm_start[0]` iterations of the blueprint's
-  strategy (`round_warm_policy`); its exploitability is the depth-limited game's."""
+  strategy (`round_warm_policy`); with `config.gadget`, safely against that strategy
+  (`depth_limited.Gadget`); its exploitability is the depth-limited game's (the tracked ranges')."""
   started = time.perf_counter()
   if deadline is None and config.think_seconds is not None:
     deadline = started + config.think_seconds
@@ -780,16 +787,23 @@ def resolve_round(
   runouts = round_runouts(state, b, config, cache)
   game = depth_limited.search_game(blueprint, state, b, tree_config, ranges, runouts, cache)
   warm_iterations = config.warm_start[0] if tree_config.street == 1 else 0
-  warm = round_warm_policy(blueprint, state, b, game, tree_config) if warm_iterations else None
+  replaced = gadget = None
+  if warm_iterations or config.gadget is not None:
+    replaced = round_warm_policy(blueprint, state, b, game, tree_config)
+  if config.gadget is not None:
+    opponent = 1 - int(game.player[0])  # the bot acts at the root
+    alternatives = depth_limited.alternatives(game, replaced, opponent)
+    gadget = depth_limited.Gadget(config.gadget, opponent, alternatives)
   policy, iterations = depth_limited.solve(
     game,
     config.iterations,
     deadline,
     config.least_iterations,
     config.algorithm,
-    warm,
+    replaced,
     warm_iterations,
     after=1.5,  # the exploitability below (the products of about one iteration) and the root's layout
+    gadget=gadget,
   )
   gap = depth_limited.exploitability(game, policy)
   actions = root_action_set(state, b, tree_config)
@@ -971,9 +985,9 @@ def search_policy(
   `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
   pair (flop, river), or one count for both); `batch_resolves`: solve the turn and river re-solves
   one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
-  river safely against the blueprint ('resolve' or 'maxmargin'; default unsafe); `blend`: the root
-  strategy played moves from the blueprint's to the re-solve's over this many iterations
-  (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's round alone with
+  river, the flop and a depth-limited turn safely against the blueprint ('resolve' or 'maxmargin';
+  default unsafe); `blend`: the root strategy played moves from the blueprint's to the re-solve's over
+  this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's round alone with
   continuation leaves over every river card (`turn_round_sizes`), as the flop, or over `river_cards`
   of them drawn from the seed and the public state; see the module."""
   config = SearchConfig(

@@ -700,10 +700,11 @@ def _matching(regret: np.ndarray) -> np.ndarray:
   return np.where(total > 0, positive / np.where(total > 0, total, 1), 1 / len(regret))
 
 
-def _reach(game: RoundGame, policy: dict) -> list:
-  """[N] each node's reach [2, H] under `policy` {decision: [A, H]}."""
+def _reach(game: RoundGame, policy: dict, ranges: np.ndarray | None = None) -> list:
+  """[N] each node's reach [2, H] under `policy` {decision: [A, H]}, from `ranges` [2, H] at the root
+  (default: the game's)."""
   reach = [None] * len(game.player)
-  reach[0] = game.ranges.copy()
+  reach[0] = (game.ranges if ranges is None else ranges).copy()
   for node in game.decisions:
     p = game.player[node]
     for a, child in enumerate(game.children[node]):
@@ -770,6 +771,67 @@ def exploitability(game: RoundGame, policy: dict) -> float:
   return float((best - values).sum() / 2)
 
 
+@dataclasses.dataclass(frozen=True)
+class Gadget:
+  """Safe re-solving of a `RoundGame` (Burch, Johanson & Bowling 2014; Moravcik et al. 2016; the river's
+  public-tree gadgets are `resolving`'s): before the root the `opponent` (tree player) chooses, hand by
+  hand, between entering the round and its alternative, `alternatives` [H], the counterfactual value
+  of its best response to the strategy the re-solve replaces (`alternatives`). 'maxmargin' lets it
+  pick the hands that gain most over their alternatives, per unit of the player's compatible range,
+  so the solve raises the smallest margin over all hands; 'resolve' weighs them by the game's prior
+  range of the opponent and lets each enter or take its alternative. Regret matching with floored
+  regrets (CFR+'s rule) solves the gadget, as on the river."""
+
+  kind: str  # 'resolve' or 'maxmargin'
+  opponent: int  # tree player
+  alternatives: np.ndarray  # [H] float64, in the units of the game's counterfactual values
+
+  def __post_init__(self):
+    if self.kind not in defaults.GADGETS:
+      raise ValueError(f'gadget must be one of {", ".join(defaults.GADGETS)}, got {self.kind!r}')
+    if self.opponent not in (0, 1):
+      raise ValueError(f"a gadget's opponent is tree player 0 or 1, got {self.opponent!r}")
+
+
+def alternatives(game: RoundGame, replaced: dict, opponent: int) -> np.ndarray:
+  """[H] tree player `opponent`'s counterfactual values at the root of its best response to `replaced`
+  {decision: [A, H]} (the strategy a re-solve replaces; where the opponent chooses at a leaf, the best
+  response picks its continuation per hand): a re-solve that keeps every hand at or below these is no
+  more exploitable in this game than `replaced`."""
+  reach = _reach(game, replaced)
+  return _values(game, replaced, reach, opponent, best_response=True)[0][0]
+
+
+def _gadget_masses(game: RoundGame, gadget: Gadget) -> np.ndarray:
+  """[H] the player's range on the hands that share no card with each of the opponent's."""
+  return compatible_mass(game.hands, game.ranges[1 - gadget.opponent][None])[0]
+
+
+def _entering(game: RoundGame, gadget: Gadget, regret: np.ndarray, mass: np.ndarray) -> tuple:
+  """(the root's ranges [2, H] with the opponent's reach the gadget gives, the share entering [H])."""
+  positive = np.maximum(regret, 0)
+  ranges = game.ranges.copy()
+  if gadget.kind == 'maxmargin':
+    total = positive[0].sum()
+    share = positive[0] / total if total > 0 else np.full(len(mass), 1 / len(mass))
+    ranges[gadget.opponent] = np.where(mass > 0, share / np.where(mass > 0, mass, 1), 0)
+    return ranges, share
+  total = positive.sum(0)
+  share = np.where(total > 0, positive[0] / np.where(total > 0, total, 1), 0.5)
+  ranges[gadget.opponent] = game.ranges[gadget.opponent] * share
+  return ranges, share
+
+
+def _gadget_regret(gadget: Gadget, share: np.ndarray, value: np.ndarray, mass: np.ndarray) -> np.ndarray:
+  """[2, H]: the gadget's instantaneous regrets from the share entering and the opponent's root values
+  when it enters `value` [H]."""
+  if gadget.kind == 'maxmargin':
+    gain = np.where(mass > 0, (value - gadget.alternatives) / np.where(mass > 0, mass, 1), 0)  # -margin
+    return np.stack([gain - (share * gain).sum(), np.zeros_like(gain)])
+  mixed = share * value + (1 - share) * gadget.alternatives
+  return np.stack([value - mixed, gadget.alternatives - mixed])
+
+
 def solve(
   game: RoundGame,
   iterations: int | None = None,
@@ -779,6 +841,7 @@ def solve(
   warm: dict | None = None,
   warm_iterations: int = 0,
   after: float = 0.0,
+  gadget: Gadget | None = None,
 ) -> tuple[dict, int]:
   """(average policy {decision: [A, H]}, iterations) of DCFR on `game` (alternating updates), for
   `iterations`, or until the wall clock `deadline` (a `time.perf_counter()` value), at least
@@ -786,7 +849,9 @@ def solve(
   iteration is begun unless that too would end by the deadline). With `warm` ({decision: [A, H]},
   e.g. the blueprint's strategy) the first `warm_iterations` iterations play it instead of regret
   matching (a warm start: their regrets and average are those of `warm`; see
-  `solver.subgame_warm_start`); they count in neither the budget nor the returned iterations."""
+  `solver.subgame_warm_start`); they count in neither the budget nor the returned iterations. With
+  `gadget`, safely (`Gadget`): the opponent's reach at the root is the gadget's in every iteration,
+  warm ones too; its average is the gadget's mix, not a strategy to play."""
   if algorithm != 'dcfr':
     raise ValueError(f'the depth-limited search solves with dcfr, got {algorithm!r}')
   config = algorithms.get('dcfr').resolve(**defaults.SUBGAME_HYPERPARAMETERS.get('dcfr', {}))
@@ -797,6 +862,8 @@ def solve(
   regrets = {n: np.zeros((len(game.children[n]), hands)) for n in game.decisions}
   weights = {n: np.zeros_like(r) for n, r in regrets.items()}
   warm_iterations = warm_iterations if warm is not None else 0
+  if gadget is not None:
+    gadget_regret, mass = np.zeros((2, hands)), _gadget_masses(game, gadget)
   t = 0
   per_iteration = 0.0
   while iterations is None or t < iterations + warm_iterations:
@@ -806,13 +873,17 @@ def solve(
     started = time.perf_counter()
     t += 1
     keep = ((t - 1) / t) ** gamma
+    if gadget is not None:
+      ranges, share = _entering(game, gadget, gadget_regret, mass)
     for player in (0, 1):
       policy = warm if t <= warm_iterations else {n: _matching(r) for n, r in regrets.items()}
-      reach = _reach(game, policy)
+      reach = _reach(game, policy, None if gadget is None else ranges)
       if player == 0:  # a player's own reach is the same in both halves: one average update
         for n in game.decisions:
           weights[n] = weights[n] * keep + reach[n][game.player[n]] * policy[n]
-      _, actions = _values(game, policy, reach, player)
+      values, actions = _values(game, policy, reach, player)
+      if gadget is not None and player == gadget.opponent:
+        gadget_regret = np.maximum(gadget_regret + _gadget_regret(gadget, share, values[0], mass), 0)
       positive, negative = 1 / (1 + t**-alpha), 1 / (1 + t**-beta)
       for n, children in actions.items():
         cumulative = regrets[n] + children - (policy[n] * children).sum(0)

@@ -7,15 +7,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_search import Scripted, blueprint, random_states, warm_start_gaps  # noqa: F401 (a fixture)
+from test_search import (  # noqa: F401 (a fixture)
+  BOARD,
+  CATCHERS,
+  VALUE,
+  Scripted,
+  ValueOnly,
+  blueprint,
+  random_states,
+  warm_start_gaps,
+)
 
+import jaxcfr
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.rules import cards, nlhe
 from jaxcfr.poker.rules.cards import parse_cards
 from jaxcfr.poker.search import bot as search
 from jaxcfr.poker.search import depth_limited
 from jaxcfr.poker.subgame import game as subgame
-from jaxcfr.poker.subgame import showdown, tree
+from jaxcfr.poker.subgame import resolving, showdown, tree
 
 FOLD, CALL, RAISE = nlhe.FOLD, nlhe.CALL, nlhe.RAISE
 
@@ -524,3 +534,101 @@ def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries()
   assert len(cache._held) == 2
   cache.runouts(board[:4], depth_limited.river_cards(board[:4])[:2])
   assert len(cache._tables) == 1
+
+
+def public_policy(game, round_game, policy):
+  """A `RoundGame` profile {decision: [A, H]} of a river spot as the public tree's [D, A, H] (padding
+  rows uniform over their legal actions)."""
+  legal = np.asarray(game.tree.legal)
+  out = legal / legal.sum(1, keepdims=True) * np.ones((1, 1, game.num_hands))
+  row = {node: r for r, node in enumerate(game.tree.info.decisions)}
+  for k in round_game.decisions:
+    out[row[round_game.origin[k]]] = 0
+    out[row[round_game.origin[k]], : len(round_game.children[k])] = policy[k]
+  return jnp.asarray(out)
+
+
+@pytest.mark.parametrize('gadget', ['maxmargin', 'resolve'])
+def test_a_safe_round_re_solve_keeps_every_hand_at_or_below_its_alternative(gadget):
+  """A river spot as a `RoundGame` (its values are the public tree's: the test above) whose opponent's
+  prior leaves 30% of its hands out. The alternatives, the opponent's best responses to a weak
+  strategy (3 iterations' average), equal the public tree's (`resolving.alternatives`). After 400
+  iterations with the gadget no hand of the opponent gains more than 0.5% of the pot over its
+  alternative by the public tree's best response (Maxmargin: every hand keeps a margin, each hand's
+  the public-tree gadget's after as many iterations to 1e-5 of the pot: the same DCFR and rule); the
+  unsafe solve lets some hand gain over 5%."""
+  deck = cards.Deck(9, 4)
+  board = cards.parse_board('Td9d6h5c3s', deck)
+  config = tree.TreeConfig(3, 100, 250, (tree.street_sizes('50%,a', '2x'),) * 3, deck_size=deck.size)
+  rng = np.random.default_rng(5)
+  opponent, pot = 1, config.pot  # tree player 1, second to act
+  ranges = rng.random((2, 1326))  # by tree player
+  ranges[opponent] *= rng.random(1326) > 0.3
+  game, round_game = river_round_game(config, board, ranges, deck)
+  weak, _ = depth_limited.solve(round_game, iterations=3)
+  alternatives = depth_limited.alternatives(round_game, weak, opponent)
+  theirs = resolving.alternatives(game, public_policy(game, round_game, weak), opponent)
+  np.testing.assert_allclose(alternatives, theirs, rtol=1e-5, atol=1e-6 * np.abs(theirs).max())
+  mass = depth_limited.compatible_mass(round_game.hands, round_game.ranges[1 - opponent][None])[0]
+  assert (mass > 0).all()
+  best = jax.jit(
+    lambda game, policy: subgame.counterfactual_values(
+      game, policy, subgame.reach_probabilities(game, policy), opponent, best_response=True
+    )[0]
+  )
+
+  def gains(policy):
+    return (np.asarray(best(game, public_policy(game, round_game, policy))) - alternatives) / mass
+
+  unsafe, _ = depth_limited.solve(round_game, iterations=400)
+  assert gains(unsafe).max() > 0.05 * pot, gains(unsafe).max()
+  safe = depth_limited.Gadget(gadget, opponent, alternatives)
+  policy, _ = depth_limited.solve(round_game, iterations=400, gadget=safe)
+  assert gains(policy).max() <= 0.005 * pot, gains(policy).max()
+  if gadget == 'maxmargin':
+    solver = resolving.safe_subgame_solver('dcfr', 'maxmargin')
+    public_safe = resolving.safe_subgame(game, public_policy(game, round_game, weak), opponent)
+    state = jax.jit(lambda s, g: jaxcfr.run(solver, s, g, 400))(solver.init(public_safe), public_safe)
+    public_best = np.asarray(best(game, solver.average_policy(state, public_safe)))
+    public_gains = (public_best - np.asarray(public_safe.alternatives)) / mass
+    assert gains(policy).max() < 0
+    np.testing.assert_allclose(gains(policy), public_gains, atol=1e-5 * pot)  # the same DCFR and rule
+
+
+class TurnValueOnly(ValueOnly):
+  """`ValueOnly` with its raise amount legal after the preflop (its probability stays 0 there)."""
+
+  name = 'turn-value-only'
+
+  def strategy(self, state, holes):
+    actions, probs = super().strategy(state, holes)
+    options = nlhe.legal(state)
+    amount = actions.amount.copy()
+    amount[:, 2] = np.where(options.can_raise, np.clip(300, options.min_raise_to, options.max_raise_to), 0)
+    return actions._replace(amount=amount), probs
+
+
+@pytest.mark.parametrize('gadget', [None, 'maxmargin'])
+def test_a_gadget_on_a_depth_limited_turn_answers_the_hands_that_the_prior_leaves_out(gadget):
+  """The river's known answer (test_search) on a depth-limited turn: the small blind's preflop raise
+  shows the nut straight only, under the blueprint, which then checks and calls every bet; on the turn
+  the small blind bets 437 (off the tree) into 600. Unsafe, the bluff-catcher answers that prior and
+  folds; with Maxmargin it calls: the blueprint calls there, so a fold would let air (6-high, which the
+  prior leaves out) win more than its alternative, its value against the blueprint through the leaves'
+  continuations."""
+  hole = np.array([[VALUE[0], CATCHERS[0]]])
+  line = [(RAISE, 300), (CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0), (RAISE, 437)]
+  facing = nlhe.from_actions([line], hole, np.array([BOARD]))
+  assert facing.street[0] == 2 and facing.to_act[0] == 1
+  bot = search.search_policy(
+    TurnValueOnly(), think_seconds=None, iterations=100, target_pct=None, streets=(2,),
+    turn_depth_limited=True, river_cards=2, gadget=gadget,
+  )  # fmt: skip
+  actions, probs = bot.strategy(facing, np.array([[CATCHERS[0]]]))
+  assert actions.kind[0, actions.valid[0]].tolist() == [FOLD, CALL, RAISE]
+  assert actions.amount[0, 1] == 437
+  call = probs[0, 0, 1]
+  if gadget is None:
+    assert call < 0.05, call
+  else:
+    assert call > 0.95, call
