@@ -83,6 +83,9 @@ def show(result: dict) -> None:
   print(f'  against A ({result["policy_a"]}): {line(result["lbr_a"])}')
   print(f'  against B ({result["policy_b"]}): {line(result["lbr_b"])}')
   print(f'  A - B, paired: {line(result["a_minus_b"])}')
+  for side in 'ab':
+    for street, row in result.get(f'decisions_{side}', {}).items():
+      print(f'  {side.upper()} {street}: {json.dumps(row)}')
 
 
 def pool(paths: list) -> dict:
@@ -159,6 +162,9 @@ def main(argv=None) -> int:
           raise AssertionError('the deal pairs do not average to the LBR result')
         seconds.append(time.perf_counter() - started)
       extra = {'seed': args.seed, 'batch': args.batch, 'seconds': seconds, **settings(args)}
+      for side, policy in zip('ab', policies, strict=True):
+        if hasattr(policy, 'decisions'):  # a search bot: its think time and iterations per street
+          extra[f'decisions_{side}'] = policy.decisions()
       result = report(*args.policies, *units, extra)
   except (ValueError, OSError, common.UsageError) as error:
     print(f'lbr_pair: error: {error}', file=sys.stderr)

@@ -21,8 +21,6 @@ import argparse
 import json
 import sys
 
-import numpy as np
-
 from jaxcfr import backend, outputs
 from jaxcfr.cli.common import positive_seconds, whole_number
 from jaxcfr.poker import defaults
@@ -30,8 +28,6 @@ from jaxcfr.poker.blueprint import load_policy
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.search import bot as search
 from jaxcfr.poker.search import depth_limited
-
-STREETS = ('preflop', 'flop', 'turn', 'river')
 
 
 def main(argv=None) -> int:
@@ -78,7 +74,7 @@ def main(argv=None) -> int:
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
   try:
-    streets = tuple(STREETS.index(name.strip()) for name in args.streets.split(','))
+    streets = tuple(search.STREET_NAMES.index(name.strip()) for name in args.streets.split(','))
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     blueprint = load_policy(args.blueprint, args.tables)
     budget = {'think_seconds': args.think_seconds}
@@ -104,25 +100,12 @@ def main(argv=None) -> int:
   report = result.to_json()
   report['think_seconds'] = None if args.iterations is not None else args.think_seconds
   report['iterations'] = args.iterations
-  report['streets'] = [STREETS[s] for s in streets]
+  report['streets'] = [search.STREET_NAMES[s] for s in streets]
   report['batch_resolves'] = bot.batch_resolves
   report['gadget'] = args.gadget
   report['turn'] = args.turn
   report['river_cards'] = args.river_cards
-  report['decisions'] = {}
-  for street, times in bot.timings.items():
-    if not times:
-      continue
-    solves = [(it, pct) for s, it, pct, _ in bot.solves if s == street]
-    report['decisions'][STREETS[street]] = {
-      'count': len(times),
-      'median_seconds': float(np.median(times)),
-      'p90_seconds': float(np.percentile(times, 90)),
-      'median_iterations': float(np.median([it for it, _ in solves])) if solves else None,
-      'median_exploitability_pct': float(np.nanmedian([p for _, p in solves]))
-      if solves and not np.isnan([p for _, p in solves]).all()
-      else None,
-    }
+  report['decisions'] = bot.decisions()
   print(
     f'{result.policy_a} vs {result.policy_b}: {result.hands} hands in {result.seconds:.0f} s: '
     f'{result.mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, {result.ci95_high:+.1f}]'

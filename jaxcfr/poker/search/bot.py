@@ -138,6 +138,7 @@ from jaxcfr.poker.subgame.solver import subgame_solver, subgame_warm_start
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = hand_ranges.PAIR_INDEX  # [52, 52] -> position in HOLES
 SEARCH_STREETS = (2, 3)  # turn and river: the default
+STREET_NAMES = ('preflop', 'flop', 'turn', 'river')
 STREETS = (1, 2, 3)  # where the bot can search: the flop depth-limited (`depth_limited`), turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
 # the first two, a river subgame its river with the third. A turn subgame deals 48 river cards, so
@@ -867,6 +868,25 @@ class SearchPolicy:
     """{street: median seconds per decision} over the streets with decisions."""
     return {street: statistics.median(times) for street, times in self.timings.items() if times}
 
+  def decisions(self) -> dict[str, dict]:
+    """{street name: count, median and 90th-percentile seconds of its decisions, median iterations
+    and exploitability (% of the pot, where checked) of its re-solves} over the streets with
+    decisions, as the match and LBR scripts report them."""
+    out = {}
+    for street, times in self.timings.items():
+      if not times:
+        continue
+      solves = [(it, pct) for s, it, pct, _ in self.solves if s == street]
+      gaps = [p for _, p in solves if not np.isnan(p)]
+      out[STREET_NAMES[street]] = {
+        'count': len(times),
+        'median_seconds': float(np.median(times)),
+        'p90_seconds': float(np.percentile(times, 90)),
+        'median_iterations': float(np.median([it for it, _ in solves])) if solves else None,
+        'median_exploitability_pct': float(np.median(gaps)) if gaps else None,
+      }
+    return out
+
   def strategy(self, state: nlhe.HandState, holes: np.ndarray) -> tuple[nlhe.ActionSet, np.ndarray]:
     """Real actions [B, A] and probabilities [B, K, A] (`nlhe.Policy`)."""
     holes = np.asarray(holes)
@@ -987,9 +1007,9 @@ def search_policy(
   one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
   river, the flop and a depth-limited turn safely against the blueprint ('resolve' or 'maxmargin';
   default unsafe); `blend`: the root strategy played moves from the blueprint's to the re-solve's over
-  this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's round alone with
-  continuation leaves over every river card (`turn_round_sizes`), as the flop, or over `river_cards`
-  of them drawn from the seed and the public state; see the module."""
+  this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's
+  round alone with continuation leaves over every river card (`turn_round_sizes`), as the flop, or
+  over `river_cards` of them drawn from the seed and the public state; see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     iterations=iterations,

@@ -381,6 +381,10 @@ def test_a_short_match_is_legal_and_deterministic_given_the_seed():
   np.testing.assert_array_equal(chips, again)
   assert len(bot.timings[3]) >= 2 and all(it == 4 for _, it, _, _ in bot.solves)
   assert set(bot.median_think_seconds()) >= {0, 3}
+  summary = bot.decisions()  # what the match and LBR scripts report
+  assert summary['river']['count'] == len(bot.timings[3]) and summary['river']['median_iterations'] == 4
+  assert summary['river']['median_seconds'] == np.median(bot.timings[3])
+  assert summary['preflop']['median_iterations'] is None  # the blueprint's: no re-solve
 
 
 @pytest.mark.slow
