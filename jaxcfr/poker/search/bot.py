@@ -779,7 +779,8 @@ def resolve_round(
   `config.think_seconds` from the call: the leaf values spend the same budget), at least
   `config.min_iterations`; on the flop after `config.warm_start[0]` iterations of the blueprint's
   strategy (`round_warm_policy`); with `config.gadget`, safely against that strategy
-  (`depth_limited.Gadget`); its exploitability is the depth-limited game's (the tracked ranges')."""
+  (`depth_limited.Gadget`). Its exploitability is the depth-limited game's (the tracked ranges'; NaN
+  with a gadget)."""
   started = time.perf_counter()
   if deadline is None and config.think_seconds is not None:
     deadline = started + config.think_seconds
@@ -803,10 +804,12 @@ def resolve_round(
     config.algorithm,
     replaced,
     warm_iterations,
-    after=1.5,  # the exploitability below (the products of about one iteration) and the root's layout
+    # The exploitability below (the products of about one iteration) and the root's layout.
+    after=1.5 if gadget is None else 0.5,
     gadget=gadget,
   )
-  gap = depth_limited.exploitability(game, policy)
+  # A safe round's solve has no exploitability in the tracked ranges' game (it plays another).
+  gap = depth_limited.exploitability(game, policy) if gadget is None else float('nan')
   actions = root_action_set(state, b, tree_config)
   root = np.asarray(policy[0], np.float64)  # [A, H]
   if config.blend is not None:

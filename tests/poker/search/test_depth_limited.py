@@ -628,7 +628,12 @@ def test_a_gadget_on_a_depth_limited_turn_answers_the_hands_that_the_prior_leave
   assert actions.kind[0, actions.valid[0]].tolist() == [FOLD, CALL, RAISE]
   assert actions.amount[0, 1] == 437
   call = probs[0, 0, 1]
+  # The decision, after the re-solve of the bot's own check before it (its range: `track_own`).
+  assert [(street, iterations) for street, iterations, _, _ in bot.solves] == [(2, 100)] * 2
+  gap = bot.solves[-1][2]
   if gadget is None:
     assert call < 0.05, call
+    assert gap >= 0
   else:
     assert call > 0.95, call
+    assert np.isnan(gap)  # the safe solve plays another game than the tracked ranges'
