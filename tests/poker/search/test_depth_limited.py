@@ -621,15 +621,15 @@ def test_a_gadget_on_a_depth_limited_turn_answers_the_hands_that_the_prior_leave
   facing = nlhe.from_actions([line], hole, np.array([BOARD]))
   assert facing.street[0] == 2 and facing.to_act[0] == 1
   bot = search.search_policy(
-    TurnValueOnly(), think_seconds=None, iterations=100, target_pct=None, streets=(2,),
-    turn_depth_limited=True, river_cards=2, gadget=gadget,
+    TurnValueOnly(), think_seconds=None, iterations=60, target_pct=None, streets=(2,),
+    turn_depth_limited=True, river_cards=1, gadget=gadget,
   )  # fmt: skip
   actions, probs = bot.strategy(facing, np.array([[CATCHERS[0]]]))
   assert actions.kind[0, actions.valid[0]].tolist() == [FOLD, CALL, RAISE]
   assert actions.amount[0, 1] == 437
   call = probs[0, 0, 1]
   # The decision, after the re-solve of the bot's own check before it (its range: `track_own`).
-  assert [(street, iterations) for street, iterations, _, _ in bot.solves] == [(2, 100)] * 2
+  assert [(street, iterations) for street, iterations, _, _ in bot.solves] == [(2, 60)] * 2
   gap = bot.solves[-1][2]
   if gadget is None:
     assert call < 0.05, call
