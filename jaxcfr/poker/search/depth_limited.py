@@ -807,31 +807,6 @@ def _gadget_masses(game: RoundGame, gadget: Gadget) -> np.ndarray:
   return compatible_mass(game.hands, game.ranges[1 - gadget.opponent][None])[0]
 
 
-def _entering(game: RoundGame, gadget: Gadget, regret: np.ndarray, mass: np.ndarray) -> tuple:
-  """(the root's ranges [2, H] with the opponent's reach the gadget gives, the share entering [H])."""
-  positive = np.maximum(regret, 0)
-  ranges = game.ranges.copy()
-  if gadget.kind == 'maxmargin':
-    total = positive[0].sum()
-    share = positive[0] / total if total > 0 else np.full(len(mass), 1 / len(mass))
-    ranges[gadget.opponent] = np.where(mass > 0, share / np.where(mass > 0, mass, 1), 0)
-    return ranges, share
-  total = positive.sum(0)
-  share = np.where(total > 0, positive[0] / np.where(total > 0, total, 1), 0.5)
-  ranges[gadget.opponent] = game.ranges[gadget.opponent] * share
-  return ranges, share
-
-
-def _gadget_regret(gadget: Gadget, share: np.ndarray, value: np.ndarray, mass: np.ndarray) -> np.ndarray:
-  """[2, H]: the gadget's instantaneous regrets from the share entering and the opponent's root values
-  when it enters `value` [H]."""
-  if gadget.kind == 'maxmargin':
-    gain = np.where(mass > 0, (value - gadget.alternatives) / np.where(mass > 0, mass, 1), 0)  # -margin
-    return np.stack([gain - (share * gain).sum(), np.zeros_like(gain)])
-  mixed = share * value + (1 - share) * gadget.alternatives
-  return np.stack([value - mixed, gadget.alternatives - mixed])
-
-
 def solve(
   game: RoundGame,
   iterations: int | None = None,
@@ -863,6 +838,8 @@ def solve(
   weights = {n: np.zeros_like(r) for n, r in regrets.items()}
   warm_iterations = warm_iterations if warm is not None else 0
   if gadget is not None:
+    from jaxcfr.poker.subgame import resolving  # noqa: PLC0415  (the river's rule; it imports JAX)
+
     gadget_regret, mass = np.zeros((2, hands)), _gadget_masses(game, gadget)
   t = 0
   per_iteration = 0.0
@@ -873,8 +850,11 @@ def solve(
     started = time.perf_counter()
     t += 1
     keep = ((t - 1) / t) ** gamma
-    if gadget is not None:
-      ranges, share = _entering(game, gadget, gadget_regret, mass)
+    if gadget is not None:  # the river's rule (`resolving`), in NumPy
+      ranges = game.ranges.copy()
+      ranges[gadget.opponent], share = resolving.entering(
+        gadget.kind, gadget_regret, game.ranges[gadget.opponent], mass, np
+      )
     for player in (0, 1):
       policy = warm if t <= warm_iterations else {n: _matching(r) for n, r in regrets.items()}
       reach = _reach(game, policy, None if gadget is None else ranges)
@@ -883,7 +863,8 @@ def solve(
           weights[n] = weights[n] * keep + reach[n][game.player[n]] * policy[n]
       values, actions = _values(game, policy, reach, player)
       if gadget is not None and player == gadget.opponent:
-        gadget_regret = np.maximum(gadget_regret + _gadget_regret(gadget, share, values[0], mass), 0)
+        regret = resolving.gadget_regret(gadget.kind, share, values[0], gadget.alternatives, mass, np)
+        gadget_regret = np.maximum(gadget_regret + regret, 0)
       positive, negative = 1 / (1 + t**-alpha), 1 / (1 + t**-beta)
       for n, children in actions.items():
         cumulative = regrets[n] + children - (policy[n] * children).sum(0)

@@ -148,17 +148,35 @@ def _masses(game: SafeSubgame) -> jax.Array:
   return showdown.compatible_mass(spot.hands, own[None])[0]
 
 
+def entering(gadget: str, regret, prior, mass, xp=jnp) -> tuple:
+  """The gadget's rule, shared with the depth-limited rounds (`xp`: jax.numpy or numpy): (the
+  opponent's reach at the root [H], the share entering [H]) from the gadget's regrets [2, H], the
+  opponent's prior range [H] (Resolve) and the player's compatible mass per hand [H] (Maxmargin)."""
+  positive = xp.maximum(regret, 0)
+  if gadget == 'maxmargin':
+    total = positive[0].sum()
+    share = xp.where(total > 0, positive[0] / xp.where(total > 0, total, 1), 1 / positive.shape[1])
+    return xp.where(mass > 0, share / xp.where(mass > 0, mass, 1), 0), share
+  total = positive.sum(0)
+  share = xp.where(total > 0, positive[0] / xp.where(total > 0, total, 1), 0.5)
+  return prior * share, share
+
+
+def gadget_regret(gadget: str, share, value, alternatives, mass, xp=jnp):
+  """[2, H]: the gadget's instantaneous regrets, from the share entering [H], the opponent's values at
+  the root when it enters `value` [H], its `alternatives` [H] and (Maxmargin) the player's compatible
+  mass per hand [H]; `xp` as in `entering`."""
+  if gadget == 'maxmargin':
+    gain = xp.where(mass > 0, (value - alternatives) / xp.where(mass > 0, mass, 1), 0)  # -margin
+    return xp.stack([gain - (share * gain).sum(), xp.zeros_like(gain)])
+  mixed = share * value + (1 - share) * alternatives
+  return xp.stack([value - mixed, alternatives - mixed])
+
+
 def _entering(gadget: str, state: SafeState, game: SafeSubgame) -> tuple[jax.Array, jax.Array]:
   """(the opponent's reach at the root [H], the gadget's strategy: the share entering [H])."""
-  spot, regret = game.game.spot, jnp.maximum(state.gadget_regret, 0)
-  if gadget == 'maxmargin':
-    total = regret[0].sum()
-    share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 1 / game.num_hands)
-    mass = _masses(game)
-    return jnp.where(mass > 0, share / jnp.where(mass > 0, mass, 1), 0), share
-  total = regret.sum(0)
-  share = jnp.where(total > 0, regret[0] / jnp.where(total > 0, total, 1), 0.5)
-  return spot.ranges[game.opponent] * share, share
+  mass = _masses(game) if gadget == 'maxmargin' else None
+  return entering(gadget, state.gadget_regret, game.game.spot.ranges[game.opponent], mass)
 
 
 def _with_reach(game: SafeSubgame, reach: jax.Array) -> Subgame:
@@ -169,12 +187,6 @@ def _with_reach(game: SafeSubgame, reach: jax.Array) -> Subgame:
 
 
 def _gadget_regret(gadget: str, game: SafeSubgame, share: jax.Array, value: jax.Array) -> jax.Array:
-  """[2, H]: the gadget's instantaneous regrets, from the share entering [H] and the opponent's values
-  at the root when it enters `value` [H]."""
-  alternative = game.alternatives
-  if gadget == 'maxmargin':
-    mass = _masses(game)
-    gain = jnp.where(mass > 0, (value - alternative) / jnp.where(mass > 0, mass, 1), 0)  # -margin
-    return jnp.stack([gain - (share * gain).sum(), jnp.zeros_like(gain)])
-  mixed = share * value + (1 - share) * alternative
-  return jnp.stack([value - mixed, alternative - mixed])
+  """[2, H]: the gadget's instantaneous regrets (`gadget_regret`) at `game`."""
+  mass = _masses(game) if gadget == 'maxmargin' else None
+  return gadget_regret(gadget, share, value, game.alternatives, mass)
