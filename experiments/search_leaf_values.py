@@ -89,7 +89,7 @@ def main(argv=None) -> int:
       blueprint.forget_boards()
       started = time.perf_counter()
       runouts = depth_limited.runout_tables(board, runout_cards)
-      game = depth_limited.search_game(blueprint, state, 0, tree_config, ranges, runouts)
+      game = depth_limited.search_game(blueprint, state, 0, tree_config, ranges, runouts).ready()
       games.append(game)
       valued = time.perf_counter()
       depth_limited.solve(game, iterations=args.iterations)
@@ -140,7 +140,7 @@ def _sampled_river_cards(blueprint, decisions: list, exact: list, args) -> list:
       started = time.perf_counter()
       game = depth_limited.search_game(
         blueprint, state, 0, tree_config, ranges, depth_limited.runout_tables(board, cards), form=args.form
-      )
+      ).ready()
       valued = time.perf_counter()
       policy, _ = depth_limited.solve(game, iterations=args.iterations)
       seconds.append(valued - started)

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
   )  # fmt: skip
   parser.add_argument(
     '--gadget', choices=search.GADGETS, default=None,
-    help='re-solve the river safely against the blueprint (default: unsafe)',
+    help='re-solve safely against the blueprint (river, flop, depth-limited turn; default: unsafe)',
   )  # fmt: skip
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')

@@ -167,14 +167,40 @@ def _at_runouts(leaves: list, board, runouts: np.ndarray) -> nlhe.HandState:
   return nlhe.replay(states, np.repeat(kinds, count, axis=0), np.repeat(amounts, count, axis=0))
 
 
+def _by_buckets(policy, states: nlhe.HandState) -> tuple | None:
+  """The policy's range query by buckets (`range_classes`) for states on any streets, one query per
+  street: (real actions [n, A], probabilities [n, K, A] per bucket, zero-padded to the widest
+  street's K, each pair's bucket [n, 1,326]); None where the policy does not answer by buckets."""
+  classes = getattr(policy, 'range_classes', None)
+  if classes is None:
+    return None
+  streets = [np.flatnonzero(states.street == street) for street in np.unique(states.street)]
+  answers = [classes(nlhe.take(states, rows)) for rows in streets]
+  if any(answer is None for answer in answers):
+    return None
+  if len(answers) == 1:
+    return answers[0]
+  count, width = len(states.street), max(answer[1].shape[1] for answer in answers)
+  kind, amount, valid = (np.zeros((count, *x.shape[1:]), x.dtype) for x in answers[0][0])
+  probs = np.zeros((count, width, answers[0][1].shape[2]))
+  bucket = np.zeros((count, len(HOLES)), np.int64)
+  for rows, (actions, p, b) in zip(streets, answers, strict=True):
+    kind[rows], amount[rows], valid[rows] = actions
+    probs[rows, : p.shape[1]], bucket[rows] = p, b
+  return nlhe.ActionSet(kind, amount, valid), probs, bucket
+
+
 def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dtype=np.float32):
   """The terminals of the policy's tree from each of `states` (by breadth): (source [Z] the state
   each came from, final states [Z], reach of the seat that does not choose [Z, 1326], reach of the
   chooser seat under each continuation [Z, C, 1326]).
 
-  Where every state is on the river and the policy answers by buckets (`range_classes`: the
-  blueprint's tables), the reach is carried per bucket of each state's board, [., K] instead of
-  [., 1326] (the products the same, per bucket), and read per pair at the end."""
+  Where the policy answers by buckets (`range_classes`: the blueprint's tables) it is asked per
+  bucket and each pair reads its bucket's row (what `strategy` answers, `_merged` per row, made
+  once per bucket instead of per pair); where moreover every state is on the river the reach too is
+  carried per bucket of each state's board, [., K] instead of [., 1326] (the products the same, per
+  bucket), and read per pair at the end. The reach of a pair the board blocks is left as it comes
+  (the leaf rows keep only the pairs each runout leaves)."""
   count = len(states.street)
   on_river = ((states.street == 3) | states.finished).all()  # (a finished hand is never asked)
   classes = getattr(policy, 'range_classes', None) if on_river else None
@@ -200,14 +226,20 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
       pick(live),
     )
     answer = classes(states) if classes is not None else None
+    per_pair = None  # in pair mode with a bucket answer: each pair's bucket [n, 1326]
     if answer is None:
       if plain.shape[1] not in (1, len(HOLES)):
         raise RuntimeError(f'policy {policy!r} answered by buckets, then not')
       classes = bucket = None
-      actions, probs = hand_ranges.query(policy, states)  # [n, A], [n, 1326, A]
+      answer = _by_buckets(policy, states)
+      if answer is None:
+        actions, probs = hand_ranges.query(policy, states)  # [n, A], [n, 1326, A]
+      else:
+        actions, probs, per_pair = answer  # [n, A], [n, K, A], [n, 1326]
+      width = len(HOLES)
     else:
       actions, probs, bucket = answer  # [n, A], [n, K, A], [n, 1326]
-    width = probs.shape[1]
+      width = probs.shape[1]
     if plain.shape[1] != width:  # the first query: the width of the reach
       plain = np.broadcast_to(plain, (len(live), width)).astype(dtype)
       chosen = np.broadcast_to(chosen, (len(live), continuations, width)).astype(dtype)
@@ -215,14 +247,17 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
     plain, chosen, bucket = plain[rows], chosen[rows], pick(rows)
     mine = states.to_act[rows] == chooser
     theirs = ~mine
-    plain[theirs] *= probs[rows[theirs], :, slots[theirs]]
+    # [m, K or 1326] -> the reach's columns: each pair's bucket's where the answer was by buckets.
+    by_pair = lambda values, at: values if per_pair is None else np.take_along_axis(values, per_pair[at], 1)  # noqa: E731, B023
+    plain[theirs] *= by_pair(probs[rows[theirs], :, slots[theirs]], rows[theirs])
     if mine.any():  # the chooser's states only: each continuation's probabilities
       own = np.flatnonzero(states.to_act == chooser)
       at = np.zeros(len(states.street), np.int64)
       at[own] = np.arange(len(own))
       own_actions = nlhe.ActionSet(*(x[own] for x in actions))
       for c in range(continuations):
-        chosen[mine, c] *= biased(own_actions, probs[own], at[rows[mine]], slots[mine], c)
+        taken = biased(own_actions, probs[own], at[rows[mine]], slots[mine], c)
+        chosen[mine, c] *= by_pair(taken, rows[mine])
     kind, amount = actions.kind[rows, slots], actions.amount[rows, slots]
     states = nlhe.apply(nlhe.take(states, rows), kind, amount)
     source = source[rows]
@@ -364,7 +399,7 @@ def _padded_folds(rows: int) -> int:
 
 
 def leaf_matrices(policy, leaf: nlhe.HandState, runouts: Runouts, chooser: int, continuations: int = 4):
-  """[C, H, H] in `runouts.dtype`: for one leaf (`leaf`, one hand at the end of its round, or after a
+  """jax [C, H, H] in `runouts.dtype`: for one leaf (`leaf`, one hand at the end of its round, or after a
   called all-in), what seat 1 (tree player 0) holding hand i wins from seat 0 holding hand j over
   the rest of the hand, when seat `chooser` plays continuation c and the other seat the blueprint
   `policy`; the mean over the runouts compatible with both hands (see the module)."""
@@ -442,20 +477,18 @@ def _layout(runout: np.ndarray, fold: np.ndarray, count: int, pad: int) -> tuple
   return layout, fold_layout, (order, by_runout, slot)
 
 
-def _dense(runouts: Runouts, leaf: LeafRows) -> np.ndarray:
-  """One leaf's matrices [C, H, H] from its `LeafRows` (see `leaf_matrices`): showdowns grouped by
-  runout, then one jitted loop of products over the runouts."""
+def _dense(runouts: Runouts, leaf: LeafRows):
+  """One leaf's matrices, jax [C, H, H], from its `LeafRows` (see `leaf_matrices`): showdowns grouped
+  by runout, then one jitted loop of products over the runouts. They stay on the JAX device, where
+  the solve's products read them (no copy to the host and back)."""
   layout, fold_layout, _ = _layout(leaf.runout, leaf.fold, len(runouts.cards), -1)
   # Padding rows (index -1) read the zero row at the end.
   other = np.concatenate([leaf.plain, np.zeros_like(leaf.plain[:1])])
   own = np.concatenate([leaf.chosen, np.zeros_like(leaf.chosen[:, :1])], 1)
   program = _leaf_program(leaf.chooser == 1)
-  return np.asarray(
-    program(
-      own[:, layout], other[layout], own[:, fold_layout], other[fold_layout],
-      runouts.sign, runouts.weight,
-    )
-  )  # fmt: skip
+  return program(
+    own[:, layout], other[layout], own[:, fold_layout], other[fold_layout], runouts.sign, runouts.weight
+  )
 
 
 # The factored form: a turn's leaves without H x H matrices.
@@ -611,17 +644,20 @@ LEAF = -3  # `RoundGame.matrix` of a factored leaf's terminal: its products from
 class RoundGame:
   """A small two-player tree over hands whose terminals are payoff matrices: decision nodes (a tree
   player and children) and terminals (a matrix and a scale), in breadth-first order (parents
-  first). Tree player 0's payoff at terminal z between hands i and j is scale[z] x matrices[m[z]][i, j]
-  (at a fold, m = `FOLD`: scale[z] where i and j share no card); player 1's is its negative."""
+  first). Tree player 0's payoff at terminal z between hands i and j is scale[z] x matrices[m[z]][i, j],
+  or scale[z] x matrices[m[z]][part[z], i, j] where the matrix is a block of several (a leaf's
+  continuations, each part one terminal's); at a fold, m = `FOLD`: scale[z] where i and j share no
+  card; player 1's is its negative."""
 
   player: np.ndarray  # [N] int: the decision's tree player, -1 at terminals
   children: list  # [N] lists of child nodes (empty at terminals)
   matrix: np.ndarray  # [N] int: the terminal's matrix (or `FOLD`), -1 at decisions
   scale: np.ndarray  # [N] float64
-  matrices: list  # M arrays [H, H] (float32 from the leaf tables; the products run in their dtype)
+  matrices: list  # M arrays [H, H] or blocks [K, H, H], NumPy or jax (float32 from the leaf tables)
   ranges: np.ndarray  # [2, H] float64: tree players' ranges
   hands: np.ndarray  # [H, 2] the hole pairs
   origin: np.ndarray  # [N] int: the `tree.build` node of each row, -1 for a leaf's continuations
+  part: np.ndarray | None = None  # [N] int: the terminal's part of its block (-1: a matrix, not a block)
   factored: FactoredLeaves | None = None  # the products of the `LEAF` terminals
   _products: object = dataclasses.field(default=None, repr=False)  # `_Products`, made when first needed
 
@@ -632,6 +668,14 @@ class RoundGame:
   @property
   def terminals(self) -> np.ndarray:
     return np.flatnonzero(self.player < 0)
+
+  def ready(self) -> RoundGame:
+    """The game, once the JAX device has made its leaf matrices (`_dense` dispatches them and returns:
+    a timing of the leaf values waits here; the solve's first products wait anyway)."""
+    import jax  # noqa: PLC0415
+
+    jax.block_until_ready(self.matrices)
+    return self
 
   def normalizer(self) -> float:
     """The total weight of the deals (pairs of hands that share no card)."""
@@ -647,24 +691,27 @@ def compatible_mass(hands: np.ndarray, reach: np.ndarray) -> np.ndarray:
 
 @functools.cache
 def _products_program():
-  """The jitted products of `_Products` (one program per shape and transposition)."""
+  """The jitted products of `_Products` (one program per shapes and transposition)."""
   import jax  # noqa: PLC0415  (the poker layer's host code imports JAX lazily)
   import jax.numpy as jnp  # noqa: PLC0415
 
-  def run(stack, reach, shared, shared_reach, transpose):
+  def run(matrices, reach, transpose):
     out = []
-    if stack is not None:
-      out.append(jnp.einsum('zji,zj->zi' if transpose else 'zij,zj->zi', stack, reach))
-    for matrix, r in zip(shared, shared_reach, strict=True):
-      out.append((r @ matrix) if transpose else (r @ matrix.T))
+    for matrix, r in zip(matrices, reach, strict=True):
+      if matrix.ndim == 3:  # a block: one reach row per part
+        out.append(jnp.einsum('cji,cj->ci' if transpose else 'cij,cj->ci', matrix, r))
+      else:
+        out.append((r @ matrix) if transpose else (r @ matrix.T))
     return jnp.concatenate(out)
 
-  return jax.jit(run, static_argnums=4)
+  return jax.jit(run, static_argnums=2)
 
 
 class _Products:
-  """`RoundGame`'s matrix products on the JAX device: the matrices that one terminal uses stacked
-  into one batched product, each matrix that several use (equal all-in leaves) one product."""
+  """`RoundGame`'s matrix products on the JAX device, one program for all terminals: each block
+  [K, H, H] one batched product over its parts (a part per terminal), each matrix [H, H] one
+  product with the reach of every terminal that uses it. Nothing is stacked or copied: a block
+  made on the device is read where it is."""
 
   def __init__(self, game: RoundGame):
     import jax.numpy as jnp  # noqa: PLC0415
@@ -673,24 +720,29 @@ class _Products:
     for z in game.terminals:
       if game.matrix[z] >= 0:
         users.setdefault(int(game.matrix[z]), []).append(int(z))
-    self.single = [zs[0] for zs in users.values() if len(zs) == 1]
-    self.shared = [zs for zs in users.values() if len(zs) > 1]
-    single = [game.matrices[game.matrix[z]] for z in self.single]
-    self.stack = jnp.asarray(np.stack(single)) if single else None
-    self.shared_matrices = [jnp.asarray(game.matrices[game.matrix[zs[0]]]) for zs in self.shared]
-    self.dtype = np.result_type(np.float32, *game.matrices)
+    self.users = []  # per matrix used: its terminals, by part in a block (-1: a part no terminal uses)
+    for m, zs in users.items():
+      if game.matrices[m].ndim == 3:
+        by_part = np.full(len(game.matrices[m]), -1)
+        for z in zs:
+          if by_part[game.part[z]] >= 0:
+            raise ValueError(f'part {game.part[z]} of block {m} is used by two terminals')
+          by_part[game.part[z]] = z
+        zs = list(by_part)
+      self.users.append(zs)
+    self.matrices = [jnp.asarray(game.matrices[m]) for m in users]
+    self.dtype = np.result_type(np.float32, *(m.dtype for m in game.matrices))
 
   def __call__(self, opponent: dict, player: int) -> dict:
     """{terminal: matrix @ opponent reach (player 0) or matrix.T @ it (player 1)}, float64 [H]."""
-    dtype = self.dtype
-    reach = np.stack([opponent[z] for z in self.single]).astype(dtype) if self.single else None
-    shared_reach = [np.stack([opponent[z] for z in zs]).astype(dtype) for zs in self.shared]
-    if not self.single and not self.shared:
+    if not self.users:
       return {}
-    run = _products_program()
-    out = np.asarray(run(self.stack, reach, self.shared_matrices, shared_reach, player == 1), np.float64)
-    order = self.single + [z for zs in self.shared for z in zs]
-    return dict(zip(order, out, strict=True))
+    hands = len(next(iter(opponent.values())))
+    zero = np.zeros(hands, self.dtype)
+    reach = [np.stack([zero if z < 0 else opponent[z] for z in zs]).astype(self.dtype) for zs in self.users]
+    out = np.asarray(_products_program()(self.matrices, reach, player == 1), np.float64)
+    order = [z for zs in self.users for z in zs]
+    return {z: row for z, row in zip(order, out, strict=True) if z >= 0}
 
 
 def _matching(regret: np.ndarray) -> np.ndarray:
@@ -885,13 +937,15 @@ def round_game(
 ) -> RoundGame:
   """A `RoundGame` from `tree.build` nodes (with `pot`, the pot when the tree's first round began)
   over `hands` [H, 2]: folds pay what the folder put in; `outcomes[i]` gives each other terminal's
-  (index in `matrices`, scale), or a list of them for a leaf where tree player `chooser` picks one per
-  hand (a decision with a child per entry)."""
-  player, children, matrix, scale, origin = [], [], [], [], []
+  (index in `matrices`, scale) or (index, scale, part) where that matrix is a block [K, H, H], or a list
+  of them for a leaf where tree player `chooser` picks one per hand (a decision with a child per
+  entry). `matrices`: NumPy (made at least float32) or jax arrays (kept where they are)."""
+  player, children, matrix, scale, origin, part = [], [], [], [], [], []
   index = {}
 
-  def add(who, m=-1, s=0.0, node=-1):
+  def add(who, m=-1, s=0.0, node=-1, p=-1):
     player.append(who), children.append([]), matrix.append(m), scale.append(s), origin.append(node)
+    part.append(p)
     return len(player) - 1
 
   choices = []
@@ -908,20 +962,22 @@ def round_game(
         index[child] = add(chooser, node=child)
         choices.append((index[child], outcomes[child]))
       else:
-        index[child] = add(-1, *outcomes[child], child)
+        m, s, *p = outcomes[child]
+        index[child] = add(-1, m, s, child, *p)
       children[index[i]].append(index[child])
   for choice, entries in choices:  # after every tree node, so children still follow their parents
-    for m, s in entries:
-      children[choice].append(add(-1, m, s))
+    for m, s, *p in entries:
+      children[choice].append(add(-1, m, s, -1, *p))
   return RoundGame(
     np.array(player),
     children,
     np.array(matrix),
     np.array(scale, np.float64),
-    [np.asarray(m, np.result_type(m, np.float32)) for m in matrices],
+    [m if hasattr(m, 'devices') else np.asarray(m, np.result_type(m, np.float32)) for m in matrices],
     np.asarray(ranges, np.float64),
     np.asarray(hands),
     np.array(origin),
+    np.array(part),
   )
 
 
@@ -1059,11 +1115,9 @@ def search_game(
     outcomes = {
       i: (index[tuple(hands[i].committed[0].tolist())], 1.0) for i in leaves if hands[i].finished[0]
     }
-    for i, by_continuation in zip(going_on, continued, strict=True):
-      outcomes[i] = []
-      for matrix in by_continuation:
-        outcomes[i].append((len(matrices), 1.0))
-        matrices.append(matrix)
+    for i, block in zip(going_on, continued, strict=True):  # a leaf's continuations: one block
+      outcomes[i] = [(len(matrices), 1.0, c) for c in range(len(block))]
+      matrices.append(block)
     return round_game(nodes, by_player, runouts.hands, tree_config.pot, outcomes, 1 - chooser_seat, matrices)
   rows = {i: single[index[tuple(hands[i].committed[0].tolist())]] for i in leaves if hands[i].finished[0]}
   rows.update(zip(going_on, continued, strict=True))

@@ -419,8 +419,8 @@ def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():
   pair = lambda k: search.PAIR_INDEX[tuple(hands[k])]  # noqa: E731
   i, j = max(deals, key=lambda d: ranges[1][pair(d[0])] * ranges[0][pair(d[1])])
   for m in {int(dense.matrix[z]) for z in dense.terminals if dense.matrix[z] >= 0}:
-    dense.matrices[m] = dense.matrices[m].copy()
-    dense.matrices[m][i, j] += 0.05 * tree_config.pot
+    dense.matrices[m] = np.array(dense.matrices[m])  # a leaf's block: every continuation's entry
+    dense.matrices[m][..., i, j] += 0.05 * tree_config.pot
   dense._products = None
   assert not np.allclose(depth_limited.evaluate(dense, policy)[0], brute_values, rtol=1e-6, atol=1e-9)
   arrays = game.factored.arrays
@@ -476,11 +476,11 @@ class Pairwise:
     return self.policy.strategy(state, holes)
 
 
-def test_a_blueprint_expands_river_leaves_by_buckets_as_pair_by_pair(blueprint, monkeypatch):  # noqa: F811 (the fixture)
+def test_a_blueprint_expands_leaves_by_buckets_as_pair_by_pair(blueprint, monkeypatch):  # noqa: F811 (the fixture)
   """A turn round's leaves expanded with the blueprint's reach per bucket (`range_classes`) give the
   rows that a pair-by-pair expansion gives, bit for bit (a bet called, a check-through, a called
-  all-in with no decision left); a flop leaf, whose runouts change the street and the buckets, is
-  expanded pair by pair."""
+  all-in with no decision left); a flop leaf, whose runouts change the street and the buckets, carries
+  its reach per pair but asks by buckets, a street at a time, and gives the pair-by-pair rows too."""
   calls = []
   classes = blueprint.range_classes
   monkeypatch.setattr(blueprint, 'range_classes', lambda state: calls.append(1) or classes(state))
@@ -504,8 +504,11 @@ def test_a_blueprint_expands_river_leaves_by_buckets_as_pair_by_pair(blueprint, 
   flop_runouts = depth_limited.runout_tables(
     board[:3], depth_limited.sample_runouts(np.random.default_rng(2), board[:3], 2)
   )
-  depth_limited.leaves_rows(blueprint, [flop], flop_runouts, 0, 4)
-  assert not calls
+  by_bucket = depth_limited.leaves_rows(blueprint, [flop], flop_runouts, 0, 4)[0]
+  by_pair = depth_limited.leaves_rows(Pairwise(blueprint), [flop], flop_runouts, 0, 4)[0]
+  assert len(calls) > 2 and by_bucket.plain.any()  # the turn's and the river's decisions
+  for a, b in ((by_bucket.plain, by_pair.plain), (by_bucket.chosen, by_pair.chosen)):
+    np.testing.assert_array_equal(a, b)
 
 
 def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries():
