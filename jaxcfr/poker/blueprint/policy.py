@@ -104,11 +104,23 @@ class BlueprintPolicy:
     """(node int [B], on tree bool [B]): each hand's abstract node after its history, and whether it is
     a decision of the real state's player to act on the real street.
 
-    The walk depends on the line alone (the actions and their noise, not the cards), so the policy
-    keeps the last `WALKS` batches' walks: a hand whose line less its last action was walked there (a
+    The walk depends on the line alone (the actions and their noise, not the cards), so each distinct
+    line is walked once (a search's leaves on many runouts share their lines), and the policy keeps
+    the last `WALKS` batches' walks: a hand whose line less its last action was walked there (a
     search asks a tree's states depth by depth) goes on from there with one step."""
     if state.rules != self.tree.rules:
       raise ValueError(f'the blueprint plays {self.tree.rules}; these hands are of {state.rules}')
+    lines, inverse = _distinct_lines(state)
+    node, lost = self._walk(state if lines is None else nlhe.take(state, lines))
+    if lines is not None:
+      node, lost = node[inverse], lost[inverse]
+    tree = self.tree
+    on_tree = ~lost & (tree.decision[node] >= 0)
+    on_tree &= (tree.player[node] == state.to_act) & (tree.street[node] == state.street) & ~state.finished
+    return node, on_tree
+
+  def _walk(self, state: nlhe.HandState) -> tuple[np.ndarray, np.ndarray]:
+    """(node [B], lost [B]): `abstract_nodes`' walk of each hand's line, from the kept walks."""
     tree = self.tree
     batch = state.street.shape[0]
     steps = state.num_actions.astype(np.int64)
@@ -142,9 +154,7 @@ class BlueprintPolicy:
       lost |= follow & (slot < 0)
       real = nlhe.apply(real, kind, amount, acting)
     self._walks.append(({_line(state, b, steps[b]): b for b in range(batch)}, node, lost, real))
-    on_tree = ~lost & (tree.decision[node] >= 0)
-    on_tree &= (tree.player[node] == state.to_act) & (tree.street[node] == state.street) & ~state.finished
-    return node, on_tree
+    return node, lost
 
   def _abstract_slot(self, real: nlhe.HandState, node, kind, amount, noise) -> np.ndarray:
     """The abstract slot [B] the real action maps to at each hand's node (-1: none)."""
@@ -228,7 +238,13 @@ class BlueprintPolicy:
     return self._lookup_buckets(state, holes)
 
   def _range_buckets(self, state: nlhe.HandState) -> np.ndarray:
-    """`_bucket` of `HOLES` for every hand [B, 1,326], through the boards kept."""
+    """`_bucket` of `HOLES` for every hand [B, 1,326], through the boards kept (each distinct visible
+    board asked once: a search's states share a few)."""
+    shown = np.arange(5) < nlhe.BOARD_SIZES[state.street][:, None]
+    visible = np.concatenate([state.street[:, None], np.where(shown, state.board, -1)], 1).astype(np.int8)
+    _, distinct, inverse = np.unique(visible, axis=0, return_index=True, return_inverse=True)
+    if len(distinct) < len(visible):
+      return self._range_buckets(nlhe.take(state, distinct))[inverse.reshape(-1)]
     keys = [
       (int(street), state.board[b, : BOARD_SIZES[street]].tobytes()) for b, street in enumerate(state.street)
     ]
@@ -431,6 +447,28 @@ def _street_buckets(street: int, buckets, hole: jax.Array, board: jax.Array) -> 
   )
   full = jnp.concatenate([board, filler], -1)
   return buckets.buckets_of(hole, jnp.broadcast_to(full[:, None, :], (*hole.shape[:2], 5)))[..., street]
+
+
+def _distinct_lines(state: nlhe.HandState) -> tuple[np.ndarray | None, np.ndarray | None]:
+  """(the first hand of each distinct line [U], each hand's line [B]), a line being the actions and
+  their noise (`_line`); (None, None) where every hand's line is its own."""
+  batch, length = state.noise.shape
+  if batch < 2:
+    return None, None
+  played = np.arange(length) < state.num_actions[:, None]  # [B, L]
+  key = np.concatenate(
+    [
+      state.num_actions.astype(np.int64)[:, None],
+      np.where(played[..., None], state.history, 0).reshape(batch, -1),
+      np.where(played, state.noise, 0.0).view(np.int64),
+    ],
+    axis=1,
+  )
+  rows = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1] * key.itemsize)))[:, 0]
+  _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+  if len(first) == batch:
+    return None, None
+  return first, inverse.reshape(-1)
 
 
 def _line(state: nlhe.HandState, b: int, steps: int) -> tuple:
