@@ -39,6 +39,10 @@ def main(argv=None) -> int:
   parser.add_argument('--batch', type=whole_number(2), default=200, help='hands played at once (default 200)')
   parser.add_argument('--think-seconds', type=positive_seconds, default=1.0)
   parser.add_argument(
+    '--flop-seconds', type=positive_seconds, default=None,
+    help='a flop decision\'s seconds, where they differ from --think-seconds',
+  )  # fmt: skip
+  parser.add_argument(
     '--iterations',
     type=whole_number(1),
     default=None,
@@ -77,7 +81,7 @@ def main(argv=None) -> int:
     streets = tuple(search.STREET_NAMES.index(name.strip()) for name in args.streets.split(','))
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     blueprint = load_policy(args.blueprint, args.tables)
-    budget = {'think_seconds': args.think_seconds}
+    budget = {'think_seconds': args.think_seconds, 'flop_seconds': args.flop_seconds}
     if args.iterations is not None:
       budget = {'think_seconds': None, 'iterations': args.iterations, 'target_pct': None}
     batch_resolves = {'auto': None, 'on': True, 'off': False}[args.batch_resolves]
@@ -99,6 +103,7 @@ def main(argv=None) -> int:
   result = match.play_match(bot, blueprint, args.hands, seed=args.seed, batch=args.batch)
   report = result.to_json()
   report['think_seconds'] = None if args.iterations is not None else args.think_seconds
+  report['flop_seconds'] = None if args.iterations is not None else args.flop_seconds
   report['iterations'] = args.iterations
   report['streets'] = [search.STREET_NAMES[s] for s in streets]
   report['batch_resolves'] = bot.batch_resolves

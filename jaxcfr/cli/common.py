@@ -175,6 +175,7 @@ def river_card_count(text: str) -> int:
 
 SEARCH_OPTIONS = (
   'think_seconds',
+  'flop_seconds',
   'search_iterations',
   'search_streets',
   'search_warm_start',
@@ -191,6 +192,11 @@ def add_search_options(parser) -> None:
     '--think-seconds', type=positive_seconds, metavar='S',
     help=f"the search bot's seconds per decision, the depth-limited rounds' leaf values included "
     f'(default {defaults.THINK_SECONDS:g})',
+  )  # fmt: skip
+  parser.add_argument(
+    '--flop-seconds', type=positive_seconds, metavar='S',
+    help="the search bot's seconds per flop decision, where they differ from --think-seconds (the "
+    'depth-limited flop spends most of a short budget on its leaf values)',
   )  # fmt: skip
   parser.add_argument(
     '--search-iterations', type=positive_count, metavar='N',
@@ -227,8 +233,10 @@ def check_search_options(args, searching: bool, requirement: str) -> None:
   """The search options mean something only to a search bot: `UsageError` '{flag} {requirement}' when
   one is given and nothing searches (`searching` False), rather than ignoring it; --think-seconds and
   --search-iterations are two budgets, one at a time."""
-  if args.think_seconds is not None and args.search_iterations is not None:
-    raise UsageError('--think-seconds and --search-iterations are two budgets: give one')
+  for seconds in ('think_seconds', 'flop_seconds'):
+    if getattr(args, seconds) is not None and args.search_iterations is not None:
+      flag = '--' + seconds.replace('_', '-')
+      raise UsageError(f'{flag} and --search-iterations are two budgets: give one')
   if searching:
     if args.search_river_cards is not None and args.search_turn != 'depth-limited':
       raise UsageError(
@@ -250,7 +258,7 @@ def resolve_policy(spec: str, args, *, seed: int = 0, tables: str | None = None)
     return bots.resolve_policy(
       spec, args.think_seconds, args.search_streets, args.search_iterations, args.search_warm_start,
       args.search_gadget, None if args.search_turn is None else args.search_turn == 'depth-limited',
-      seed=seed, tables=tables, river_cards=args.search_river_cards,
+      seed=seed, tables=tables, river_cards=args.search_river_cards, flop_seconds=args.flop_seconds,
     )  # fmt: skip
 
 

@@ -31,13 +31,14 @@ def resolve_policy(
   seed: int = 0,
   tables=None,
   river_cards: int | None = None,
+  flop_seconds: float | None = None,
 ):
   """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or
   `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
   defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
   re-solve (with no time limit and no target), `warm_start` iterations of the blueprint, a river
-  `gadget`, `turn_depth_limited` or `river_cards` (a depth-limited turn's sampled river cards) are
-  given; its sampling `seed`). `tables`: a policy file's
+  `gadget`, `turn_depth_limited`, `river_cards` (a depth-limited turn's sampled river cards) or
+  `flop_seconds` (a flop decision's seconds) are given; its sampling `seed`). `tables`: a policy file's
   abstraction tables (default: the directory it recorded). Raises ValueError with one line naming
   the problem."""
   if spec.startswith(SEARCH_PREFIX):
@@ -58,6 +59,8 @@ def resolve_policy(
       options['turn_depth_limited'] = turn_depth_limited
     if river_cards is not None:
       options['river_cards'] = river_cards
+    if flop_seconds is not None:
+      options['flop_seconds'] = flop_seconds
     return search.search_policy(resolve_policy(inner, tables=tables), name=spec, **options)
   if spec in baselines.REGISTRY:
     return baselines.REGISTRY[spec]()

@@ -155,6 +155,7 @@ class SearchConfig:
   (postflop-solver's syntax, `tree.street_sizes`), the solver, and the budget of one decision."""
 
   think_seconds: float | None = defaults.THINK_SECONDS  # wall seconds per decision (None: no limit)
+  flop_seconds: float | None = None  # a flop decision's wall seconds, where they differ (None: think_seconds)
   iterations: int | None = None  # at most this many iterations (None: only the time and target)
   target_pct: float | None = 0.5  # stop once the exploitability is at most this % of the pot (river)
   eval_every: int = 10  # iterations between exploitability checks (when a target is set)
@@ -192,6 +193,8 @@ class SearchConfig:
       raise ValueError(f'min_iterations must be a whole number >= 1, got {self.min_iterations!r}')
     if self.think_seconds is not None and not self.think_seconds > 0:
       raise ValueError(f'think_seconds must be positive, got {self.think_seconds!r}')
+    if self.flop_seconds is not None and not self.flop_seconds > 0:
+      raise ValueError(f'flop_seconds must be positive, got {self.flop_seconds!r}')
     if self.iterations is not None and not (isinstance(self.iterations, int) and self.iterations >= 1):
       raise ValueError(f'iterations must be a whole number >= 1, got {self.iterations!r}')
     if not set(self.streets) <= set(STREETS):
@@ -225,6 +228,11 @@ class SearchConfig:
     """Whether a decision on `street` is searched depth-limited (`depth_limited`): the flop always,
     the turn with `turn_depth_limited`."""
     return street == 1 or (street == 2 and self.turn_depth_limited)
+
+  def seconds(self, street: int) -> float | None:
+    """The wall seconds of a decision on `street`: `flop_seconds` on the flop where given, else
+    `think_seconds` (None: no limit)."""
+    return self.flop_seconds if street == 1 and self.flop_seconds is not None else self.think_seconds
 
   @property
   def least_iterations(self) -> int:
@@ -782,8 +790,9 @@ def resolve_round(
   (`depth_limited.Gadget`). Its exploitability is the depth-limited game's (the tracked ranges'; NaN
   with a gadget)."""
   started = time.perf_counter()
-  if deadline is None and config.think_seconds is not None:
-    deadline = started + config.think_seconds
+  seconds = config.seconds(int(state.street[b]))
+  if deadline is None and seconds is not None:
+    deadline = started + seconds
   ranges = floor_ranges(ranges, nlhe.visible_board(nlhe.take(state, [b]))[0], config.range_floor)
   tree_config = subgame_config(state, b, config)
   runouts = round_runouts(state, b, config, cache)
@@ -946,10 +955,9 @@ class SearchPolicy:
           group = envelope_key(subgame_config(state, int(b), self.config))
         jobs.setdefault(group, []).append((key, int(b), weights))
       for job in jobs.values():
-        deadline = None
-        if self.config.think_seconds is not None:
-          deadline = time.perf_counter() + self.config.think_seconds - share
         job_rows = [b for _, b, _ in job]
+        seconds = self.config.seconds(int(state.street[job_rows[0]]))
+        deadline = None if seconds is None else time.perf_counter() + seconds - share
         if len(job) > 1:
           weights = np.stack([w for _, _, w in job])
           solved = resolve_batch(
@@ -982,6 +990,7 @@ def search_policy(
   think_seconds: float | None = defaults.THINK_SECONDS,
   seed: int = 0,
   iterations: int | None = None,
+  flop_seconds: float | None = None,
   target_pct: float | None = 0.5,
   turn_sizes: tuple[tuple[str, str], tuple[str, str]] = TURN_SIZES,
   river_sizes: tuple[str, str] = RIVER_SIZES,
@@ -1012,9 +1021,11 @@ def search_policy(
   default unsafe); `blend`: the root strategy played moves from the blueprint's to the re-solve's over
   this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's
   round alone with continuation leaves over every river card (`turn_round_sizes`), as the flop, or
-  over `river_cards` of them drawn from the seed and the public state; see the module."""
+  over `river_cards` of them drawn from the seed and the public state; `flop_seconds`: a flop
+  decision's seconds instead of `think_seconds`; see the module."""
   config = SearchConfig(
     think_seconds=think_seconds,
+    flop_seconds=flop_seconds,
     iterations=iterations,
     target_pct=target_pct,
     algorithm=algorithm,

@@ -3,6 +3,8 @@ against the public-tree subgame on a river spot, its solver's convergence there,
 against a hand-by-hand recursion through the real game's engine (its showdowns and payoffs), the
 flop trees' leaf lines in the real game, and the search bot on the flop."""
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +21,7 @@ from test_search import (  # noqa: F401 (a fixture)
 )
 
 import jaxcfr
+from jaxcfr.poker import defaults
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.rules import cards, nlhe
 from jaxcfr.poker.rules.cards import parse_cards
@@ -301,6 +304,30 @@ def test_a_warm_start_carries_the_blueprint_into_flop_re_solves():
     np.testing.assert_allclose(average[n][:, reached], played[n][:, reached], rtol=1e-12, atol=1e-12)
     checked += reached.sum()
   assert checked > 1000
+
+
+def test_a_flop_decision_takes_the_flop_seconds_and_the_others_the_think_seconds(monkeypatch):
+  """`flop_seconds` sets a flop decision's deadline (from the decision's start, less its share of the
+  range tracking); without it the flop takes `think_seconds` as every street does."""
+  states = random_states(9, 32, 6)
+  state = nlhe.take(states, np.flatnonzero(states.street == 1)[:1])
+  asked = []
+  real = search.resolve_round
+
+  def timed(policy, state, b, ranges, config, cache=None, deadline=None):
+    asked.append(deadline - time.perf_counter())
+    return real(policy, state, b, ranges, config, cache, deadline)
+
+  monkeypatch.setattr(search, 'resolve_round', timed)
+  holes = np.broadcast_to(search.HOLES, (1, len(search.HOLES), 2))
+  for flop_seconds in (30.0, None):
+    config = dict(streets=(1,), runouts=2, think_seconds=0.5, flop_seconds=flop_seconds, iterations=2)
+    search.search_policy(Shallow(), **config).strategy(state, holes)
+  assert 29 < asked[0] <= 30 and 0.3 < asked[1] <= 0.5, asked
+  assert search.SearchConfig(flop_seconds=0.8).seconds(1) == 0.8
+  assert search.SearchConfig(flop_seconds=0.8).seconds(2) == defaults.THINK_SECONDS
+  with pytest.raises(ValueError, match='flop_seconds must be positive'):
+    search.SearchConfig(flop_seconds=0)
 
 
 def test_a_depth_limited_turn_search_equals_a_brute_force_of_its_game():

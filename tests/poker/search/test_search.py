@@ -459,6 +459,9 @@ def test_search_policies_by_name():
     ['match', 'search:random', 'random', '--search-turn', 'depth-limited', '--search-river-cards', '12']
   )
   assert common.resolve_policy('search:random', args).config.river_cards == 12
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--flop-seconds', '0.8'])
+  config = common.resolve_policy('search:random', args).config
+  assert config.flop_seconds == config.seconds(1) == 0.8 and config.seconds(3) == defaults.THINK_SECONDS
   for text, counts in (('5', (5, 5)), ('1,0', (1, 0)), (' 0, 3', (0, 3))):
     parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-warm-start', text])
     assert parsed.search_warm_start == counts
@@ -491,6 +494,9 @@ def test_search_policies_by_name():
     (('search:always-call', 'random', '--search-warm-start', '-1'), 'give K or FLOP,RIVER'),
     (('search:always-call', 'random', '--search-warm-start', '1,2,3'), 'give K or FLOP,RIVER'),
     (('search:random', 'random', '--think-seconds', '1', '--search-iterations', '5'), 'two budgets'),
+    (('search:random', 'random', '--flop-seconds', '1', '--search-iterations', '5'), 'two budgets'),
+    (('always-call', 'random', '--flop-seconds', '1'), '--flop-seconds applies to a search: policy only'),
+    (('search:always-call', 'random', '--flop-seconds', '-1'), 'must be a positive number of seconds'),
     (('always-call', 'random', '--search-gadget', 'resolve'), '--search-gadget applies to a search: policy'),
     (('search:always-call', 'random', '--search-gadget', 'safe'), "invalid choice: 'safe'"),
     (('always-call', 'random', '--search-turn', 'full'), '--search-turn applies to a search: policy'),
