@@ -231,8 +231,8 @@ def add_search_options(parser) -> None:
 
 def check_search_options(args, searching: bool, requirement: str) -> None:
   """The search options mean something only to a search bot: `UsageError` '{flag} {requirement}' when
-  one is given and nothing searches (`searching` False), rather than ignoring it; --think-seconds and
-  --search-iterations are two budgets, one at a time."""
+  one is given and nothing searches (`searching` False), rather than ignoring it; --think-seconds (or
+  --flop-seconds) and --search-iterations are two budgets, one at a time."""
   for seconds in ('think_seconds', 'flop_seconds'):
     if getattr(args, seconds) is not None and args.search_iterations is not None:
       flag = '--' + seconds.replace('_', '-')
