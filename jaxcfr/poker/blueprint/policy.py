@@ -243,21 +243,17 @@ class BlueprintPolicy:
     shown = np.arange(5) < nlhe.BOARD_SIZES[state.street][:, None]
     visible = np.concatenate([state.street[:, None], np.where(shown, state.board, -1)], 1).astype(np.int8)
     _, distinct, inverse = np.unique(visible, axis=0, return_index=True, return_inverse=True)
-    if len(distinct) < len(visible):
-      return self._range_buckets(nlhe.take(state, distinct))[inverse.reshape(-1)]
-    keys = [
-      (int(street), state.board[b, : BOARD_SIZES[street]].tobytes()) for b, street in enumerate(state.street)
-    ]
-    first = {}
-    for b, key in enumerate(keys):
-      first.setdefault(key, b)
+    streets = state.street[distinct]
+    pairs = zip(distinct, streets, strict=True)
+    keys = [(int(s), state.board[b, : BOARD_SIZES[s]].tobytes()) for b, s in pairs]
+    row = dict(zip(keys, distinct, strict=True))
 
     def build(missing: list) -> np.ndarray:
       holes = np.broadcast_to(abstractions.HOLES.astype(np.int8), (len(missing), len(abstractions.HOLES), 2))
-      sub = nlhe.take(state, np.array([first[key] for key in missing]))
+      sub = nlhe.take(state, np.array([row[key] for key in missing]))
       return self._lookup_buckets(sub, holes).astype(np.int32)
 
-    return np.stack(self._board_buckets.get_many(keys, build)).astype(np.int64)
+    return np.stack(self._board_buckets.get_many(keys, build)).astype(np.int64)[inverse.reshape(-1)]
 
   def _lookup_buckets(self, state: nlhe.HandState, holes: np.ndarray) -> np.ndarray:
     """`_bucket` by the bucket function, for any hole pairs."""
