@@ -74,27 +74,29 @@ range the blueprint would hold in the opponent's place, which an opponent that d
 blueprint does not hold.
 
 **Safe re-solving** (`SearchConfig.gadget`: the river, the flop and a depth-limited turn; a turn solved
-to the end of the hand stays unsafe): the opponent's range at the root is no
-longer fixed. Each of its hands may take instead its *alternative*: the counterfactual value of its
-best response, from the current state on, to the blueprint's strategy on the search tree
-(`blueprint_policy`, `resolving.alternatives`; the blueprint's raises split between the tree's sizes as
-it translates an off-tree raise). 'resolve' (Burch, Johanson & Bowling 2014) weighs the hands by the
-tracked range and lets each enter or take its alternative; 'maxmargin' (Moravcik et al. 2016) lets
-the opponent pick whichever hands gain most over their alternatives, so the re-solve raises the
-smallest margin over all hands (`resolving.safe_subgame_solver`). Solved to convergence, no hand of the
-opponent wins more at this state against the bot than its best response to the blueprint's strategy would,
-whatever the tracked range says: no more exploitable than the blueprint there, which is not the same
-as better against it (Maxmargin loses to it: docs/benchmarks.md has the match). Short of convergence
-it can be worse than the unsafe re-solve: on 20 river spots of a small blueprint, the hand that gains
-most over its alternative gained a median 24% of the pot after 60 Maxmargin iterations (18% unsafe),
--0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges more slowly:
-`experiments/safe_resolving.py`, docs/benchmarks.md has the table). On the depth-limited rounds the
-gadget is `depth_limited.Gadget`: the alternatives are the opponent's best responses, per hand, to the
-blueprint's strategy on the round's tree (`round_warm_policy`), where it also picks its continuation
-at each leaf, so a converged safe round is no more exploitable than the blueprint in the
-depth-limited game. A turn solved to the end (its tree deals 48 river cards, so a decision's time
-buys it few iterations) stays unsafe. The gadget's solves have no exploitability target (the game it
-solves is not the tracked ranges').
+to the end of the hand stays unsafe): the opponent's range at the root is no longer fixed. Each of its
+hands may take instead its *alternative*: the counterfactual value of its best response, from the
+current state on, to the blueprint's strategy on the search tree (`blueprint_policy`,
+`resolving.alternatives`; the blueprint's raises split between the tree's sizes as it translates an
+off-tree raise). 'resolve' (Burch, Johanson & Bowling 2014) weighs the hands by the tracked range and
+lets each enter or take its alternative; 'maxmargin' (Moravcik et al. 2016) lets the opponent pick
+whichever hands gain most over their alternatives, so the re-solve raises the smallest margin over all
+hands (`resolving.safe_subgame_solver`); 'maxmargin-prior' holds that opponent to the tracked range
+half the time (`defaults.PRIOR_SHARE`), a restricted Nash response's trade between the margins and what
+the re-solve wins from the range it expects (no guarantee). Solved to convergence (Resolve, Maxmargin),
+no hand of the opponent wins more at this state against the bot than its best response to the
+blueprint's strategy would, whatever the tracked range says: no more exploitable than the blueprint
+there, which is not the same as better against it (Maxmargin loses to it: docs/benchmarks.md has the
+match). Short of convergence it can be worse than the unsafe re-solve: on 20 river spots of a small
+blueprint, the hand that gains most over its alternative gained a median 24% of the pot after 60
+Maxmargin iterations (18% unsafe), -0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges
+more slowly: `experiments/safe_resolving.py`, docs/benchmarks.md has the table). On the depth-limited
+rounds the gadget is `depth_limited.Gadget`: the alternatives are the opponent's best responses, per
+hand, to the blueprint's strategy on the round's tree (`round_warm_policy`), where it also picks its
+continuation at each leaf, so a converged safe round is no more exploitable than the blueprint in the
+depth-limited game. A turn solved to the end (its tree deals 48 river cards, so a decision's time buys
+it few iterations) stays unsafe. The gadget's solves have no exploitability target (the game it solves
+is not the tracked ranges').
 
 **Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
 costs little more than one; on XLA:CPU it costs more per spot than solving them in turn), the turn and
@@ -180,7 +182,7 @@ class SearchConfig:
   river_cards: int | None = None
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
-  # Safe re-solves of the river and the depth-limited rounds: 'resolve' or 'maxmargin' (None: unsafe).
+  # Safe re-solves of the river and the depth-limited rounds: one of GADGETS (None: unsafe).
   gadget: str | None = defaults.GADGET
   # Blending: the root strategy played is (1 - alpha) the blueprint's + alpha the re-solve's, alpha =
   # min(1, iterations / blend), so that a young search leans on the blueprint (None: the re-solve's).
@@ -1017,7 +1019,7 @@ def search_policy(
   `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
   pair (flop, river), or one count for both); `batch_resolves`: solve the turn and river re-solves
   one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
-  river, the flop and a depth-limited turn safely against the blueprint ('resolve' or 'maxmargin';
+  river, the flop and a depth-limited turn safely against the blueprint (one of `GADGETS`;
   default unsafe); `blend`: the root strategy played moves from the blueprint's to the re-solve's over
   this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's
   round alone with continuation leaves over every river card (`turn_round_sizes`), as the flop, or

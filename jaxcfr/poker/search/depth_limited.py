@@ -830,11 +830,12 @@ class Gadget:
   hand, between entering the round and its alternative, `alternatives` [H], the counterfactual value
   of its best response to the strategy the re-solve replaces (`alternatives`). 'maxmargin' lets it
   pick the hands that gain most over their alternatives, per unit of the player's compatible range,
-  so the solve raises the smallest margin over all hands; 'resolve' weighs them by the game's prior
-  range of the opponent and lets each enter or take its alternative. Regret matching with floored
+  so the solve raises the smallest margin over all hands; 'maxmargin-prior' holds it to the game's
+  prior range of the opponent part of the time (`resolving.entering`); 'resolve' weighs them by that
+  prior and lets each enter or take its alternative. Regret matching with floored
   regrets (CFR+'s rule) solves the gadget, as on the river."""
 
-  kind: str  # 'resolve' or 'maxmargin'
+  kind: str  # one of defaults.GADGETS
   opponent: int  # tree player
   alternatives: np.ndarray  # [H] float64, in the units of the game's counterfactual values
 

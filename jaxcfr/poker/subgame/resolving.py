@@ -8,9 +8,9 @@ entering the subgame and its alternative, the value of its best response to the 
 
 `alternatives` are the opponent's counterfactual values of that best response; a re-solve that keeps
 every hand at or below them is no more exploitable in this subgame than the strategy it replaces
-(Burch, Johanson & Bowling 2014; Moravcik et al. 2016). The gadget is Resolve or Maxmargin
-(`GADGETS`); inside it, the subgame solver's iteration (`solver.step`) runs with the opponent's reach
-at the root that the gadget's strategy gives.
+(Burch, Johanson & Bowling 2014; Moravcik et al. 2016). The gadget is Resolve, Maxmargin or
+Maxmargin-prior (`GADGETS`); inside it, the subgame solver's iteration (`solver.step`) runs with the
+opponent's reach at the root that the gadget's strategy gives.
 """
 
 from __future__ import annotations
@@ -109,6 +109,10 @@ def safe_subgame_solver(algorithm: str = defaults.ALGORITHM, gadget: str = 'maxm
   - 'maxmargin' (Moravcik et al. 2016): the opponent picks the hands (any distribution) whose gain,
     value over the alternative per unit of the player's compatible range, is largest, so the re-solve
     maximises the smallest margin (minus the gain) over all the opponent's hands, whatever the prior.
+  - 'maxmargin-prior': Maxmargin whose opponent holds its prior range `defaults.PRIOR_SHARE` of the
+    time (a restricted Nash response's opponent: Johanson, Zinkevich & Bowling 2007), so the re-solve
+    trades the smallest margin against what it wins from the prior. No guarantee: a hand may gain over
+    its alternative where the prior gains more.
 
   Its policies are the subgame's [D, A, H]; the opponent's average is the gadget's mix, not a
   strategy to play."""
@@ -148,15 +152,26 @@ def _masses(game: SafeSubgame) -> jax.Array:
   return showdown.compatible_mass(spot.hands, own[None])[0]
 
 
+MARGINS = ('maxmargin', 'maxmargin-prior')  # the gadgets whose opponent picks hands by their margins
+
+
 def entering(gadget: str, regret, prior, mass, xp=jnp) -> tuple:
   """The gadget's rule, shared with the depth-limited rounds (`xp`: jax.numpy or numpy): (the
   opponent's reach at the root [H], the share entering [H]) from the gadget's regrets [2, H], the
-  opponent's prior range [H] (Resolve) and the player's compatible mass per hand [H] (Maxmargin)."""
+  opponent's prior range [H] (Resolve, Maxmargin-prior) and the player's compatible mass per hand [H]
+  (the Maxmargins). Maxmargin-prior's reach is `PRIOR_SHARE` the prior, scaled so that it weighs as
+  much against the player's range as Maxmargin's pick (whose reach x mass sums to 1), and the rest
+  Maxmargin's."""
   positive = xp.maximum(regret, 0)
-  if gadget == 'maxmargin':
+  if gadget in MARGINS:
     total = positive[0].sum()
     share = xp.where(total > 0, positive[0] / xp.where(total > 0, total, 1), 1 / positive.shape[1])
-    return xp.where(mass > 0, share / xp.where(mass > 0, mass, 1), 0), share
+    reach = xp.where(mass > 0, share / xp.where(mass > 0, mass, 1), 0)
+    if gadget == 'maxmargin-prior':
+      weight = (prior * mass).sum()
+      scaled = prior / xp.where(weight > 0, weight, 1)
+      reach = (1 - defaults.PRIOR_SHARE) * reach + defaults.PRIOR_SHARE * scaled
+    return reach, share
   total = positive.sum(0)
   share = xp.where(total > 0, positive[0] / xp.where(total > 0, total, 1), 0.5)
   return prior * share, share
@@ -166,7 +181,7 @@ def gadget_regret(gadget: str, share, value, alternatives, mass, xp=jnp):
   """[2, H]: the gadget's instantaneous regrets, from the share entering [H], the opponent's values at
   the root when it enters `value` [H], its `alternatives` [H] and (Maxmargin) the player's compatible
   mass per hand [H]; `xp` as in `entering`."""
-  if gadget == 'maxmargin':
+  if gadget in MARGINS:
     gain = xp.where(mass > 0, (value - alternatives) / xp.where(mass > 0, mass, 1), 0)  # -margin
     return xp.stack([gain - (share * gain).sum(), xp.zeros_like(gain)])
   mixed = share * value + (1 - share) * alternatives
@@ -175,7 +190,7 @@ def gadget_regret(gadget: str, share, value, alternatives, mass, xp=jnp):
 
 def _entering(gadget: str, state: SafeState, game: SafeSubgame) -> tuple[jax.Array, jax.Array]:
   """(the opponent's reach at the root [H], the gadget's strategy: the share entering [H])."""
-  mass = _masses(game) if gadget == 'maxmargin' else None
+  mass = _masses(game) if gadget in MARGINS else None
   return entering(gadget, state.gadget_regret, game.game.spot.ranges[game.opponent], mass)
 
 
@@ -188,5 +203,5 @@ def _with_reach(game: SafeSubgame, reach: jax.Array) -> Subgame:
 
 def _gadget_regret(gadget: str, game: SafeSubgame, share: jax.Array, value: jax.Array) -> jax.Array:
   """[2, H]: the gadget's instantaneous regrets (`gadget_regret`) at `game`."""
-  mass = _masses(game) if gadget == 'maxmargin' else None
+  mass = _masses(game) if gadget in MARGINS else None
   return gadget_regret(gadget, share, value, game.alternatives, mass)
