@@ -625,6 +625,55 @@ def test_a_safe_round_re_solve_keeps_every_hand_at_or_below_its_alternative(gadg
     np.testing.assert_allclose(gains(policy), public_gains, atol=1e-5 * pot)  # the same DCFR and rule
 
 
+def test_maxmargin_prior_trades_the_smallest_margin_for_the_prior_s_value():
+  """Maxmargin-prior on the river round of the test above: its opponent enters half the time with the
+  prior (its reach there `entering`'s: the prior scaled to Maxmargin's units) and half the time
+  Maxmargin's pick, so the gadget's value, (1 - w) x the largest gain of a hand + w x the prior's gain
+  (gains per unit of the player's compatible range, w = PRIOR_SHARE), is what its solve lowers: after
+  400 iterations it is below both the unsafe solve's and Maxmargin's; its largest gain is below the
+  unsafe solve's and its prior's gain below Maxmargin's."""
+  deck = cards.Deck(9, 4)
+  board = cards.parse_board('Td9d6h5c3s', deck)
+  config = tree.TreeConfig(3, 100, 250, (tree.street_sizes('50%,a', '2x'),) * 3, deck_size=deck.size)
+  rng = np.random.default_rng(5)
+  opponent, pot = 1, config.pot
+  ranges = rng.random((2, 1326))
+  ranges[opponent] *= rng.random(1326) > 0.3
+  game, round_game = river_round_game(config, board, ranges, deck)
+  weak, _ = depth_limited.solve(round_game, iterations=3)
+  alternatives = depth_limited.alternatives(round_game, weak, opponent)
+  mass = depth_limited.compatible_mass(round_game.hands, round_game.ranges[1 - opponent][None])[0]
+  prior = round_game.ranges[opponent]
+  reach, share = resolving.entering('maxmargin-prior', np.zeros((2, len(prior))), prior, mass, np)
+  uniform = 1 / len(prior) / mass
+  w = defaults.PRIOR_SHARE
+  np.testing.assert_allclose(reach, (1 - w) * uniform + w * prior / (prior * mass).sum(), rtol=1e-12)
+  np.testing.assert_allclose(share, 1 / len(prior))
+  best = jax.jit(
+    lambda game, policy: subgame.counterfactual_values(
+      game, policy, subgame.reach_probabilities(game, policy), opponent, best_response=True
+    )[0]
+  )
+
+  def gains(policy):  # (largest gain, the prior's gain), % of the pot
+    gain = (np.asarray(best(game, public_policy(game, round_game, policy))) - alternatives) / mass
+    return 100 * gain.max() / pot, 100 * (prior * mass * gain).sum() / (prior * mass).sum() / pot
+
+  unsafe = gains(depth_limited.solve(round_game, iterations=400)[0])
+  found = {
+    kind: gains(
+      depth_limited.solve(
+        round_game, iterations=400, gadget=depth_limited.Gadget(kind, opponent, alternatives)
+      )[0]
+    )
+    for kind in ('maxmargin', 'maxmargin-prior')
+  }
+  blend = found['maxmargin-prior']
+  value = {kind: (1 - w) * g[0] + w * g[1] for kind, g in {'unsafe': unsafe, **found}.items()}
+  assert value['maxmargin-prior'] < min(value['unsafe'], value['maxmargin']), value
+  assert blend[0] < unsafe[0] and blend[1] < found['maxmargin'][1], (unsafe, found)
+
+
 class TurnValueOnly(ValueOnly):
   """`ValueOnly` with its raise amount legal after the preflop (its probability stays 0 there)."""
 
@@ -638,14 +687,14 @@ class TurnValueOnly(ValueOnly):
     return actions._replace(amount=amount), probs
 
 
-@pytest.mark.parametrize('gadget', [None, 'maxmargin'])
+@pytest.mark.parametrize('gadget', [None, 'maxmargin', 'maxmargin-prior'])
 def test_a_gadget_on_a_depth_limited_turn_answers_the_hands_that_the_prior_leaves_out(gadget):
   """The river's known answer (test_search) on a depth-limited turn: the small blind's preflop raise
   shows the nut straight only, under the blueprint, which then checks and calls every bet; on the turn
   the small blind bets 437 (off the tree) into 600. Unsafe, the bluff-catcher answers that prior and
   folds; with Maxmargin it calls: the blueprint calls there, so a fold would let air (6-high, which the
   prior leaves out) win more than its alternative, its value against the blueprint through the leaves'
-  continuations."""
+  continuations. Maxmargin-prior, whose opponent holds that prior half the time, calls too."""
   hole = np.array([[VALUE[0], CATCHERS[0]]])
   line = [(RAISE, 300), (CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0), (RAISE, 437)]
   facing = nlhe.from_actions([line], hole, np.array([BOARD]))

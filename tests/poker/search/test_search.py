@@ -311,14 +311,15 @@ class ValueOnly(Polarised):
 
 
 @pytest.mark.parametrize(
-  'gadget', [None, 'maxmargin', pytest.param('resolve', marks=pytest.mark.slow)]
+  'gadget',
+  [None, 'maxmargin', *(pytest.param(g, marks=pytest.mark.slow) for g in ('resolve', 'maxmargin-prior'))],
 )  # each compiles its solver
 def test_a_gadget_answers_the_hands_that_the_prior_leaves_out(gadget):
   """The small blind's preflop raise shows the nut straight only, under the blueprint, which then checks
   and calls every bet; on the river the small blind bets 437 (off the tree) into 600. Unsafe, the
   bluff-catcher answers that prior and folds. With a gadget it calls: the blueprint calls there, so any
   fold would let air (6-high, which the prior leaves out) win more than its alternative, its value
-  against the blueprint."""
+  against the blueprint (Maxmargin-prior, whose opponent holds that prior half the time, calls too)."""
   facing = river_state([(RAISE, 437)])
   bot = search.search_policy(
     ValueOnly(), think_seconds=None, iterations=200, target_pct=None, river_sizes=RIVER_SIZES,
