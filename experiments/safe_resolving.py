@@ -12,7 +12,8 @@ may hold any hand), and the prior-weighted gain (the opponent's range as the blu
 what the unsafe re-solve answers). The table gives their medians over the spots. A re-solve is safe
 against the blueprint when no hand gains (worst <= 0). The last column is what the bot wins, on the
 tracked ranges, by playing the re-solve against the blueprint's strategy instead of playing the
-blueprint's own (the mean over the spots): what a match against the blueprint measures.
+blueprint's own (the mean over the spots, and its standard error): what a match against the blueprint
+measures.
 """
 
 from __future__ import annotations
@@ -95,13 +96,17 @@ def main(argv=None) -> int:
     )
   print(
     f'{len(rows)} river spots; medians, % of the pot: worst gain | uniform positive gain | prior gain | '
-    'won against the blueprint (mean)'
+    'won against the blueprint (mean, its standard error)'
   )
   for kind in KINDS:
     for n in budgets:
       worst, uniform, prior = (float(np.median([r[(kind, n)][k] for r in rows])) for k in range(3))
-      won = float(np.mean([r[(kind, n)][3] for r in rows]))
-      print(f'{kind or "unsafe":>9} {n:>4} it | {worst:+7.2f} | {uniform:6.2f} | {prior:+7.2f} | {won:+6.2f}')
+      won = np.array([r[(kind, n)][3] for r in rows])
+      error = won.std(ddof=1) / np.sqrt(len(won)) if len(won) > 1 else float('nan')
+      print(
+        f'{kind or "unsafe":>15} {n:>4} it | {worst:+7.2f} | {uniform:6.2f} | {prior:+7.2f} | '
+        f'{won.mean():+6.2f} ({error:.2f})'
+      )
   return 0
 
 
