@@ -215,7 +215,8 @@ def add_search_options(parser) -> None:
   parser.add_argument(
     '--search-gadget', choices=defaults.GADGETS,
     help="re-solve the river, the flop and a depth-limited turn safely: each of the opponent's hands may "
-    'take its best-response value against the blueprint instead (default: unsafe re-solving)',
+    'take its best-response value against the blueprint instead; maxmargin-prior plays half the time '
+    'for the tracked range, with no guarantee (default: unsafe re-solving)',
   )  # fmt: skip
   parser.add_argument(
     '--search-turn', choices=defaults.TURN_SEARCHES,
