@@ -578,6 +578,28 @@ def public_policy(game, round_game, policy):
   return jnp.asarray(out)
 
 
+def safe_river_round():
+  """A river spot as a `RoundGame` (and its public tree) whose opponent's prior leaves 30% of its hands
+  out: (game, round_game, opponent, weak: 3 iterations' average, the alternatives: the opponent's
+  best responses to it, best: the public tree's best-response values of the opponent, jitted)."""
+  deck = cards.Deck(9, 4)
+  board = cards.parse_board('Td9d6h5c3s', deck)
+  config = tree.TreeConfig(3, 100, 250, (tree.street_sizes('50%,a', '2x'),) * 3, deck_size=deck.size)
+  rng = np.random.default_rng(5)
+  opponent = 1  # tree player 1, second to act
+  ranges = rng.random((2, 1326))  # by tree player
+  ranges[opponent] *= rng.random(1326) > 0.3
+  game, round_game = river_round_game(config, board, ranges, deck)
+  weak, _ = depth_limited.solve(round_game, iterations=3)
+  alternatives = depth_limited.alternatives(round_game, weak, opponent)
+  best = jax.jit(
+    lambda game, policy: subgame.counterfactual_values(
+      game, policy, subgame.reach_probabilities(game, policy), opponent, best_response=True
+    )[0]
+  )
+  return game, round_game, opponent, weak, alternatives, best
+
+
 @pytest.mark.parametrize('gadget', ['maxmargin', 'resolve'])
 def test_a_safe_round_re_solve_keeps_every_hand_at_or_below_its_alternative(gadget):
   """A river spot as a `RoundGame` (its values are the public tree's: the test above) whose opponent's
@@ -587,25 +609,12 @@ def test_a_safe_round_re_solve_keeps_every_hand_at_or_below_its_alternative(gadg
   alternative by the public tree's best response (Maxmargin: every hand keeps a margin, each hand's
   the public-tree gadget's after as many iterations to 1e-5 of the pot: the same DCFR and rule); the
   unsafe solve lets some hand gain over 5%."""
-  deck = cards.Deck(9, 4)
-  board = cards.parse_board('Td9d6h5c3s', deck)
-  config = tree.TreeConfig(3, 100, 250, (tree.street_sizes('50%,a', '2x'),) * 3, deck_size=deck.size)
-  rng = np.random.default_rng(5)
-  opponent, pot = 1, config.pot  # tree player 1, second to act
-  ranges = rng.random((2, 1326))  # by tree player
-  ranges[opponent] *= rng.random(1326) > 0.3
-  game, round_game = river_round_game(config, board, ranges, deck)
-  weak, _ = depth_limited.solve(round_game, iterations=3)
-  alternatives = depth_limited.alternatives(round_game, weak, opponent)
+  game, round_game, opponent, weak, alternatives, best = safe_river_round()
+  pot = game.tree.info.config.pot
   theirs = resolving.alternatives(game, public_policy(game, round_game, weak), opponent)
   np.testing.assert_allclose(alternatives, theirs, rtol=1e-5, atol=1e-6 * np.abs(theirs).max())
   mass = depth_limited.compatible_mass(round_game.hands, round_game.ranges[1 - opponent][None])[0]
   assert (mass > 0).all()
-  best = jax.jit(
-    lambda game, policy: subgame.counterfactual_values(
-      game, policy, subgame.reach_probabilities(game, policy), opponent, best_response=True
-    )[0]
-  )
 
   def gains(policy):
     return (np.asarray(best(game, public_policy(game, round_game, policy))) - alternatives) / mass
@@ -632,16 +641,8 @@ def test_maxmargin_prior_trades_the_smallest_margin_for_the_prior_s_value():
   (gains per unit of the player's compatible range, w = PRIOR_SHARE), is what its solve lowers: after
   400 iterations it is below both the unsafe solve's and Maxmargin's; its largest gain is below the
   unsafe solve's and its prior's gain below Maxmargin's."""
-  deck = cards.Deck(9, 4)
-  board = cards.parse_board('Td9d6h5c3s', deck)
-  config = tree.TreeConfig(3, 100, 250, (tree.street_sizes('50%,a', '2x'),) * 3, deck_size=deck.size)
-  rng = np.random.default_rng(5)
-  opponent, pot = 1, config.pot
-  ranges = rng.random((2, 1326))
-  ranges[opponent] *= rng.random(1326) > 0.3
-  game, round_game = river_round_game(config, board, ranges, deck)
-  weak, _ = depth_limited.solve(round_game, iterations=3)
-  alternatives = depth_limited.alternatives(round_game, weak, opponent)
+  game, round_game, opponent, _, alternatives, best = safe_river_round()
+  pot = game.tree.info.config.pot
   mass = depth_limited.compatible_mass(round_game.hands, round_game.ranges[1 - opponent][None])[0]
   prior = round_game.ranges[opponent]
   reach, share = resolving.entering('maxmargin-prior', np.zeros((2, len(prior))), prior, mass, np)
@@ -649,11 +650,6 @@ def test_maxmargin_prior_trades_the_smallest_margin_for_the_prior_s_value():
   w = defaults.PRIOR_SHARE
   np.testing.assert_allclose(reach, (1 - w) * uniform + w * prior / (prior * mass).sum(), rtol=1e-12)
   np.testing.assert_allclose(share, 1 / len(prior))
-  best = jax.jit(
-    lambda game, policy: subgame.counterfactual_values(
-      game, policy, subgame.reach_probabilities(game, policy), opponent, best_response=True
-    )[0]
-  )
 
   def gains(policy):  # (largest gain, the prior's gain), % of the pot
     gain = (np.asarray(best(game, public_policy(game, round_game, policy))) - alternatives) / mass
