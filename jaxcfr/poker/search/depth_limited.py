@@ -832,8 +832,8 @@ class Gadget:
   pick the hands that gain most over their alternatives, per unit of the player's compatible range,
   so the solve raises the smallest margin over all hands; 'maxmargin-prior' holds it to the game's
   prior range of the opponent part of the time (`resolving.entering`); 'resolve' weighs them by that
-  prior and lets each enter or take its alternative. Regret matching with floored
-  regrets (CFR+'s rule) solves the gadget, as on the river."""
+  prior and lets each enter or take its alternative. Regret matching with floored regrets (CFR+'s
+  rule) solves the gadget, as on the river."""
 
   kind: str  # one of defaults.GADGETS
   opponent: int  # tree player

@@ -30,6 +30,7 @@ from jaxcfr.poker.subgame.solver import SubgameState
 from jaxcfr.protocol import Solver
 
 GADGETS = defaults.GADGETS
+MARGINS = ('maxmargin', 'maxmargin-prior')  # the gadgets whose opponent picks hands by their margins
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,9 +153,6 @@ def _masses(game: SafeSubgame) -> jax.Array:
   return showdown.compatible_mass(spot.hands, own[None])[0]
 
 
-MARGINS = ('maxmargin', 'maxmargin-prior')  # the gadgets whose opponent picks hands by their margins
-
-
 def entering(gadget: str, regret, prior, mass, xp=jnp) -> tuple:
   """The gadget's rule, shared with the depth-limited rounds (`xp`: jax.numpy or numpy): (the
   opponent's reach at the root [H], the share entering [H]) from the gadget's regrets [2, H], the
@@ -179,8 +177,8 @@ def entering(gadget: str, regret, prior, mass, xp=jnp) -> tuple:
 
 def gadget_regret(gadget: str, share, value, alternatives, mass, xp=jnp):
   """[2, H]: the gadget's instantaneous regrets, from the share entering [H], the opponent's values at
-  the root when it enters `value` [H], its `alternatives` [H] and (Maxmargin) the player's compatible
-  mass per hand [H]; `xp` as in `entering`."""
+  the root when it enters `value` [H], its `alternatives` [H] and (the Maxmargins) the player's
+  compatible mass per hand [H]; `xp` as in `entering`."""
   if gadget in MARGINS:
     gain = xp.where(mass > 0, (value - alternatives) / xp.where(mass > 0, mass, 1), 0)  # -margin
     return xp.stack([gain - (share * gain).sum(), xp.zeros_like(gain)])
