@@ -44,6 +44,13 @@ def settings(args) -> dict:
   return found
 
 
+def bot_configs(policies) -> list:
+  """Each policy's search configuration as JSON holds it (None: not a search bot): files pool only when
+  their bots were the same, whatever the search bot's defaults were when each was made."""
+  configs = [dataclasses.asdict(p.config) if hasattr(p, 'config') else None for p in policies]
+  return json.loads(json.dumps(configs))
+
+
 def deal_units(result: lbr.LBRResult) -> np.ndarray:
   """LBR's mbb/hand per deal pair [deals]: each batch lists its deals with LBR in seat 0, then again in
   seat 1 (`lbr.local_best_response`)."""
@@ -91,7 +98,9 @@ def show(result: dict) -> None:
 def pool(paths: list) -> dict:
   """The report of several seeds' files of one pair of policies and settings, deal pair by deal pair."""
   files = [json.load(open(path)) for path in paths]
-  kinds = {(f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in SETTINGS})) for f in files}
+  kinds = {
+    (f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in (*SETTINGS, 'bots')})) for f in files
+  }
   if len(kinds) != 1:
     raise ValueError(f'--pool takes files of one pair of policies and settings, got {sorted(kinds)}')
   seeds = sorted(f['seed'] for f in files)
@@ -99,7 +108,7 @@ def pool(paths: list) -> dict:
     raise ValueError(f'--pool: two files share a seed ({seeds}): the same deals counted twice')
   files.sort(key=lambda f: f['seed'])
   units = [np.concatenate([np.asarray(f[k]) for f in files]) for k in ('units_a', 'units_b')]
-  same = {k: files[0].get(k) for k in SETTINGS}
+  same = {k: files[0].get(k) for k in (*SETTINGS, 'bots')}
   return report(files[0]['policy_a'], files[0]['policy_b'], *units, {'seeds': seeds, **same})
 
 
@@ -162,6 +171,7 @@ def main(argv=None) -> int:
           raise AssertionError('the deal pairs do not average to the LBR result')
         seconds.append(time.perf_counter() - started)
       extra = {'seed': args.seed, 'batch': args.batch, 'seconds': seconds, **settings(args)}
+      extra['bots'] = bot_configs(policies)
       for side, policy in zip('ab', policies, strict=True):
         if hasattr(policy, 'decisions'):  # a search bot: its think time and iterations per street
           extra[f'decisions_{side}'] = policy.decisions()

@@ -65,8 +65,9 @@ def main(argv=None) -> int:
   # Re-solves of a fixed number of iterations: the same decisions whatever the machine's speed.
   budget = {'think_seconds': None, 'iterations': args.iterations, 'target_pct': None}
   bot = search.search_policy(
-    blueprint, **budget, seed=args.seed, streets=(street,), turn_depth_limited=street == 2
-  )
+    blueprint, **budget, seed=args.seed, streets=(street,), turn_depth_limited=street == 2,
+    river_cards=None, gadget=None,
+  )  # fmt: skip
   decisions = []
   build = depth_limited.search_game
 

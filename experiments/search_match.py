@@ -10,9 +10,14 @@ exploitability at the end (% of the pot: the river's, and the flop's depth-limit
     python experiments/search_match.py bp-3600.npz --turn depth-limited               # the turn's round
     python experiments/search_match.py bp-3600.npz --turn depth-limited --river-cards 12   # 12 of 48
 
-The same match without the timings: `jaxcfr match search:BP BP --think-seconds 1`. Compiled programs are
-cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips most compiling; the
-first decisions of each tree shape include compiling and are slow (the medians mostly are not).
+Its defaults are the first measured bot's (the turn to the end of the hand and the river, unsafe, 1 s a
+decision), so that the commands in docs/benchmarks.md keep their meaning; the search bot's own default
+(`jaxcfr.poker.defaults`) is `--streets flop,turn,river --turn depth-limited --river-cards 6
+--think-seconds 0.1 --gadget maxmargin-prior`. The same match without the timings: `jaxcfr match
+search:BP BP --think-seconds 1 --search-streets turn,river --search-turn full --search-gadget none`.
+Compiled programs are cached on disk (`jaxcfr.backend.enable_compilation_cache`), so a second run skips
+most compiling; the first decisions of each tree shape include compiling and are slow (the medians
+mostly are not).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def river_row(blueprint, state, b, config, warms, budgets) -> tuple[dict, float]
   for warm in warms:
     for n in budgets:
       cfg = search.SearchConfig(
-        think_seconds=None, iterations=n, target_pct=None, min_iterations=1, warm_start=warm
+        think_seconds=None, iterations=n, target_pct=None, min_iterations=1, warm_start=warm, gadget=None
       )
       policy, _, _ = search.solve_spot(game, cfg, None, warm_policy if warm else None)
       row[(warm, n)] = 100 * float(exploitability(policy, game)) / pot
@@ -129,7 +129,8 @@ def main(argv=None) -> int:
   blueprint = load_policy(args.blueprint, args.tables)
   backend.enable_compilation_cache()
   street = {'flop': 1, 'turn': 2, 'river': 3}[args.street]
-  config = search.SearchConfig(streets=(street,), turn_depth_limited=True)
+  # Unsafe re-solves with every river card on the turn: the spots the warm starts were measured on.
+  config = search.SearchConfig(streets=(street,), turn_depth_limited=True, river_cards=None, gadget=None)
   rows, queries = [], []
   for i, (state, b) in enumerate(spots(blueprint, street, args.spots, args.seed)):
     if street == 3:

@@ -204,8 +204,8 @@ def add_search_options(parser) -> None:
   )  # fmt: skip
   parser.add_argument(
     '--search-streets', type=search_streets, metavar='STREETS',
-    help="where the search bot re-solves: 'turn,river' (default), or any of 'flop' (depth-limited), "
-    "'turn', 'river', comma-separated",
+    help="where the search bot re-solves: any of 'flop' (depth-limited), 'turn', 'river', comma-separated "
+    "(default 'flop,turn,river')",
   )  # fmt: skip
   parser.add_argument(
     '--search-warm-start', type=warm_starts, metavar='K|FLOP,RIVER',
@@ -213,20 +213,20 @@ def add_search_options(parser) -> None:
     f"from (default {','.join(map(str, defaults.WARM_START))}: from uniform regrets)",
   )  # fmt: skip
   parser.add_argument(
-    '--search-gadget', choices=defaults.GADGETS,
-    help="re-solve the river, the flop and a depth-limited turn safely: each of the opponent's hands may "
-    'take its best-response value against the blueprint instead; maxmargin-prior plays half the time '
-    'for the tracked range, with no guarantee (default: unsafe re-solving)',
+    '--search-gadget', choices=(*defaults.GADGETS, defaults.NO_GADGET),
+    help="how the river, the flop and a depth-limited turn are re-solved: each of the opponent's hands may "
+    'take its best-response value against the blueprint instead; maxmargin-prior (the default) plays '
+    "half the time for the tracked range, with no guarantee; 'none': unsafe re-solving",
   )  # fmt: skip
   parser.add_argument(
     '--search-turn', choices=defaults.TURN_SEARCHES,
-    help="a turn re-solve: to the end of the hand ('full', the default), or its betting round alone "
-    "with the blueprint's continuations at its leaves over every river card ('depth-limited')",
+    help="a turn re-solve: its betting round alone with the blueprint's continuations at its leaves "
+    "('depth-limited', the default), or to the end of the hand ('full')",
   )  # fmt: skip
   parser.add_argument(
     '--search-river-cards', type=river_card_count, metavar='N',
     help='a depth-limited turn: its leaves on N of the 48 river cards, drawn from the seed and the public '
-    'state (default: every one)',
+    f'state (default {defaults.RIVER_CARDS}; 48: every one)',
   )  # fmt: skip
 
 
@@ -239,10 +239,8 @@ def check_search_options(args, searching: bool, requirement: str) -> None:
       flag = '--' + seconds.replace('_', '-')
       raise UsageError(f'{flag} and --search-iterations are two budgets: give one')
   if searching:
-    if args.search_river_cards is not None and args.search_turn != 'depth-limited':
-      raise UsageError(
-        '--search-river-cards applies to a depth-limited turn: add --search-turn depth-limited'
-      )
+    if args.search_river_cards is not None and args.search_turn == 'full':
+      raise UsageError('--search-river-cards applies to a depth-limited turn, not --search-turn full')
     return
   for name in SEARCH_OPTIONS:
     if getattr(args, name) is not None:

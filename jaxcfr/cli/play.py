@@ -3,7 +3,7 @@ is `poker.play.play`).
 
     jaxcfr play --bot always-call --seed 1
     jaxcfr play --blueprint blueprint.npz [--abstraction tables/] [--hands 100] [--search]
-    jaxcfr play --blueprint blueprint.npz --search --search-streets flop,turn,river
+    jaxcfr play --blueprint blueprint.npz --search --think-seconds 1 --search-streets turn,river
 
 The bot is a baseline (`--bot NAME`, `poker.baselines.REGISTRY`) or a blueprint file (`--blueprint`,
 with its recorded tables or `--abstraction DIR`); `--search` wraps it in the search bot. The bot is

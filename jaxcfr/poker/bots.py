@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from jaxcfr.poker import blueprint
+from jaxcfr.poker import blueprint, defaults
 from jaxcfr.poker.eval import baselines
 from jaxcfr.poker.search import bot as search
 
@@ -33,14 +33,14 @@ def resolve_policy(
   river_cards: int | None = None,
   flop_seconds: float | None = None,
 ):
-  """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or
-  `search:` and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its
-  defaults unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per
-  re-solve (with no time limit and no target), `warm_start` iterations of the blueprint, a river
-  `gadget`, `turn_depth_limited`, `river_cards` (a depth-limited turn's sampled river cards) or
-  `flop_seconds` (a flop decision's seconds) are given; its sampling `seed`). `tables`: a policy file's
-  abstraction tables (default: the directory it recorded). Raises ValueError with one line naming
-  the problem."""
+  """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or `search:`
+  and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its defaults
+  unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per re-solve (with no
+  time limit and no target), `warm_start` iterations of the blueprint, a `gadget` (`defaults.NO_GADGET`:
+  none, unsafe re-solving), `turn_depth_limited`, `river_cards` (a depth-limited turn's sampled river
+  cards) or `flop_seconds` (a flop decision's seconds) are given; its sampling `seed`). `tables`: a
+  policy file's abstraction tables (default: the directory it recorded). Raises ValueError with one line
+  naming the problem."""
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -54,7 +54,7 @@ def resolve_policy(
     if warm_start is not None:
       options['warm_start'] = warm_start
     if gadget is not None:
-      options['gadget'] = gadget
+      options['gadget'] = None if gadget == defaults.NO_GADGET else gadget
     if turn_depth_limited is not None:
       options['turn_depth_limited'] = turn_depth_limited
     if river_cards is not None:

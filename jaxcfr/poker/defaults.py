@@ -20,7 +20,13 @@ LBR_HANDS = (
 )
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
 BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
-THINK_SECONDS = 1.0  # the search bot's wall seconds per turn and river decision
+# The search bot (`search_policy`, `search:` policies, `jaxcfr play --search`): by default the bot that
+# beat its blueprint head to head and was less exploitable than it under paired LBR (docs/benchmarks.md,
+# the depth-limited search bot): the flop and the turn searched depth-limited (the turn's leaves on 6
+# of the 48 river cards), the river to the end, each with the Maxmargin-prior gadget, within the
+# design's budget per decision (a flop decision takes longer: its leaf values, then 10 iterations).
+THINK_SECONDS = 0.1  # the search bot's wall seconds per decision
+SEARCH_STREETS = (1, 2, 3)  # the streets it re-solves: flop (depth-limited), turn, river
 # Warm starts of the search bot's re-solves (flop, river): iterations of the blueprint's strategy a
 # re-solve starts from; none. Measured on a 20-minute small blueprint (`experiments/warm_start.py`): on
 # the river any warm start left the re-solve further from equilibrium after 10 to 80 iterations; on
@@ -36,8 +42,11 @@ GADGETS = ('resolve', 'maxmargin', 'maxmargin-prior')
 # (`experiments/safe_resolving.py`): of 0.1, 0.3, 0.5 and 0.7, the share at which no hand's median
 # largest gain over its alternative was above 0 and the bot won most against the blueprint.
 PRIOR_SHARE = 0.5
-GADGET = None  # the search bot's default: unsafe re-solving
-TURN_SEARCHES = ('full', 'depth-limited')  # a turn re-solve: to the end of the hand (default), or its round
+GADGET = 'maxmargin-prior'  # the search bot's gadget (None: unsafe re-solving)
+NO_GADGET = 'none'  # `--search-gadget none`: unsafe re-solving
+TURN_SEARCHES = ('full', 'depth-limited')  # a turn re-solve: to the end of the hand, or its round alone
+TURN_SEARCH = 'depth-limited'
+RIVER_CARDS = 6  # a depth-limited turn's leaves on this many river cards (None: all 48)
 # `jaxcfr blueprint train --algorithm deep-cfr`: sized for a CPU of a few cores (an update on the small
 # preset spends most of its time training, the rest traversing). On a GPU or TPU, DEEP_BLUEPRINT_ACCELERATOR.
 DEEP_BLUEPRINT = {

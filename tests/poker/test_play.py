@@ -294,8 +294,8 @@ def test_bad_command_lines_exit_2_with_one_line(blueprint, tmp_path, capsys, mon
   assert '--search-gadget needs --search' in error_of('--bot', 'random', '--search-gadget', 'maxmargin')
   assert '--search-turn needs --search' in error_of('--bot', 'random', '--search-turn', 'depth-limited')
   assert '--search-river-cards needs --search' in error_of('--bot', 'random', '--search-river-cards', '8')
-  assert 'add --search-turn depth-limited' in error_of(
-    '--bot', 'random', '--search', '--search-river-cards', '8'
+  assert 'not --search-turn full' in error_of(
+    '--bot', 'random', '--search', '--search-turn', 'full', '--search-river-cards', '8'
   )
   other = tmp_path / 'other'
   arrays = {'preflop': np.zeros(169, np.uint8)}
@@ -350,6 +350,8 @@ def test_search_wraps_the_bot(monkeypatch):
   assert code == 0 and calls[-1] == ('random', 1.0, 0, (2, 0))
   code, _ = play_text(['--bot', 'random', '--search', '--search-gadget', 'resolve', '--hands', '1'], ['f'])
   assert code == 0 and calls[-1] == ('random', 1.0, 0, 'resolve')
+  code, _ = play_text(['--bot', 'random', '--search', '--search-gadget', 'none', '--hands', '1'], ['f'])
+  assert code == 0 and calls[-1] == ('random', 1.0, 0, None)  # unsafe re-solving
   argv = ['--bot', 'random', '--search', '--search-turn', 'depth-limited', '--hands', '1']
   code, _ = play_text(argv, ['f'])
   assert code == 0 and calls[-1] == ('random', 1.0, 0, True)

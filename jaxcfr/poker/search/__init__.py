@@ -1,8 +1,8 @@
-"""Real-time search: the search bot (`bot`: re-solving the turn and river over a blueprint) and the
-flop's depth-limited solve (`depth_limited`).
+"""Real-time search: the search bot (`bot`: re-solving the flop, turn and river over a blueprint) and
+the depth-limited solve of a flop or turn round (`depth_limited`).
 
     from jaxcfr.poker.search import search_policy
-    bot = search_policy(blueprint_policy, think_seconds=1.0)
+    bot = search_policy(blueprint_policy)   # depth-limited flop and turn, river, Maxmargin-prior
 """
 
 import importlib

@@ -1,14 +1,17 @@
-"""Real-time search: a bot that re-solves the subgame it is in at its turn and river decisions, and on
-the flop when asked (depth-limited; the turn too with `turn_depth_limited`).
+"""Real-time search: a bot that re-solves the subgame it is in at its decisions on `SearchConfig.streets`
+(by default the flop and the turn, their betting round alone, depth-limited, and the river to the end;
+each with the Maxmargin-prior gadget, a budget of 0.1 s per decision: `defaults`, the configuration
+measured stronger than its blueprint and less exploitable than it).
 
-    bot = search_policy(load_policy('bp.npz'), think_seconds=1.0)
+    bot = search_policy(load_policy('bp.npz'))               # the default bot
     actions, probabilities = bot.strategy(state, holes)      # an `nlhe.Policy`, like the blueprint
     bot.median_think_seconds()                               # {street: seconds per decision}
-    search_policy(blueprint, streets=(1, 2, 3))              # the flop too
-    search_policy(blueprint, turn_depth_limited=True)        # the turn's round alone
+    search_policy(blueprint, streets=(2, 3), turn_depth_limited=False, gadget=None, think_seconds=1.0)
+                                  # the turn to the end of the hand and the river, unsafe
 
-Preflop, and on the flop unless `SearchConfig.streets` holds it, the bot plays its blueprint (it
-delegates). At a decision of the bot on the turn or river (`SearchConfig.streets`) it
+Preflop, and on a street that `SearchConfig.streets` leaves out, the bot plays its blueprint (it
+delegates). At a decision of the bot on a turn or river it searches (the flop and a depth-limited turn:
+below) it
 
 1. tracks both players' ranges over the 1,326 hole pairs (`track_ranges`): uniform at the deal, times
    at every past action the probability the strategy that was played gives that action with each pair
@@ -64,39 +67,39 @@ after the same iterations (`experiments/warm_start.py`). The turn always starts 
 its tree deals 48 river cards, so the blueprint would be asked at 584 decision nodes (200 big blinds
 deep), and `warm_start` holds no count for a depth-limited turn.
 
-By default this is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017): the
-ranges at the root are fixed by the blueprint's strategy and no gadget lets the opponent opt out, so the
-combined strategy may be more exploitable than the blueprint; what it gains is the exact cards, the
-finer bet sizes and the real pot instead of a translated one. Local best response shows that it is:
-on the same deals it wins about 4 big blinds a hand more against the river search bot than against its
-blueprint (`experiments/lbr_pair.py`; docs/benchmarks.md has the figures), since the bot answers the
-range the blueprint would hold in the opponent's place, which an opponent that does not play the
-blueprint does not hold.
+Without a gadget (`gadget=None`) this is **unsafe** re-solving (Ganzfried & Sandholm 2015; Brown &
+Sandholm 2017): the ranges at the root are fixed by the blueprint's strategy and no gadget lets the
+opponent opt out, so the combined strategy may be more exploitable than the blueprint; what it gains is
+the exact cards, the finer bet sizes and the real pot instead of a translated one. Local best response
+shows that it is: on the same deals it wins about 4 big blinds a hand more against the river search bot
+than against its blueprint (`experiments/lbr_pair.py`; docs/benchmarks.md has the figures), since the bot
+answers the range the blueprint would hold in the opponent's place, which an opponent that does not play
+the blueprint does not hold.
 
-**Safe re-solving** (`SearchConfig.gadget`: the river, the flop and a depth-limited turn; a turn solved
-to the end of the hand stays unsafe): the opponent's range at the root is no longer fixed. Each of its
-hands may take instead its *alternative*: the counterfactual value of its best response, from the
-current state on, to the blueprint's strategy on the search tree (`blueprint_policy`,
-`resolving.alternatives`; the blueprint's raises split between the tree's sizes as it translates an
-off-tree raise). 'resolve' (Burch, Johanson & Bowling 2014) weighs the hands by the tracked range and
-lets each enter or take its alternative; 'maxmargin' (Moravcik et al. 2016) lets the opponent pick
-whichever hands gain most over their alternatives, so the re-solve raises the smallest margin over all
-hands (`resolving.safe_subgame_solver`); 'maxmargin-prior' holds that opponent to the tracked range
+**Safe re-solving** (`SearchConfig.gadget`, Maxmargin-prior by default: the river, the flop and a
+depth-limited turn; a turn solved to the end of the hand stays unsafe): the opponent's range at the root
+is no longer fixed. Each of its hands may take instead its *alternative*: the counterfactual value of its
+best response, from the current state on, to the blueprint's strategy on the search tree
+(`blueprint_policy`, `resolving.alternatives`; the blueprint's raises split between the tree's sizes as it
+translates an off-tree raise). 'resolve' (Burch, Johanson & Bowling 2014) weighs the hands by the tracked
+range and lets each enter or take its alternative; 'maxmargin' (Moravcik et al. 2016) lets the opponent
+pick whichever hands gain most over their alternatives, so the re-solve raises the smallest margin over
+all hands (`resolving.safe_subgame_solver`); 'maxmargin-prior' holds that opponent to the tracked range
 half the time (`defaults.PRIOR_SHARE`), a restricted Nash response's trade between the margins and what
-the re-solve wins from the range it expects (no guarantee). Solved to convergence (Resolve, Maxmargin),
-no hand of the opponent wins more at this state against the bot than its best response to the
-blueprint's strategy would, whatever the tracked range says: no more exploitable than the blueprint
-there, which is not the same as better against it (Maxmargin loses to it: docs/benchmarks.md has the
-match). Short of convergence it can be worse than the unsafe re-solve: on 20 river spots of a small
-blueprint, the hand that gains most over its alternative gained a median 24% of the pot after 60
-Maxmargin iterations (18% unsafe), -0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges
-more slowly: `experiments/safe_resolving.py`, docs/benchmarks.md has the table). On the depth-limited
-rounds the gadget is `depth_limited.Gadget`: the alternatives are the opponent's best responses, per
-hand, to the blueprint's strategy on the round's tree (`round_warm_policy`), where it also picks its
-continuation at each leaf, so a converged safe round is no more exploitable than the blueprint in the
-depth-limited game. A turn solved to the end (its tree deals 48 river cards, so a decision's time buys
-it few iterations) stays unsafe. The gadget's solves have no exploitability target (the game it solves
-is not the tracked ranges').
+the re-solve wins from the range it expects (no guarantee). Solved to convergence (Resolve, Maxmargin), no
+hand of the opponent wins more at this state against the bot than its best response to the blueprint's
+strategy would, whatever the tracked range says: no more exploitable than the blueprint there, which is
+not the same as better against it (Maxmargin loses to it: docs/benchmarks.md has the match). Short of
+convergence it can be worse than the unsafe re-solve: on 20 river spots of a small blueprint, the hand
+that gains most over its alternative gained a median 24% of the pot after 60 Maxmargin iterations (18%
+unsafe), -0.2% after 150 and -5.8% after 300 (6.4% unsafe; Resolve converges more slowly:
+`experiments/safe_resolving.py`, docs/benchmarks.md has the table). On the depth-limited rounds the gadget
+is `depth_limited.Gadget`: the alternatives are the opponent's best responses, per hand, to the
+blueprint's strategy on the round's tree (`round_warm_policy`), where it also picks its continuation at
+each leaf, so a converged safe round is no more exploitable than the blueprint in the depth-limited game.
+A turn solved to the end (its tree deals 48 river cards, so a decision's time buys it few iterations)
+stays unsafe. The gadget's solves have no exploitability target (the game it solves is not the tracked
+ranges').
 
 **Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
 costs little more than one; on XLA:CPU it costs more per spot than solving them in turn), the turn and
@@ -139,7 +142,7 @@ from jaxcfr.poker.subgame.solver import subgame_solver, subgame_warm_start
 
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = hand_ranges.PAIR_INDEX  # [52, 52] -> position in HOLES
-SEARCH_STREETS = (2, 3)  # turn and river: the default
+SEARCH_STREETS = defaults.SEARCH_STREETS
 STREET_NAMES = ('preflop', 'flop', 'turn', 'river')
 STREETS = (1, 2, 3)  # where the bot can search: the flop depth-limited (`depth_limited`), turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
@@ -175,11 +178,11 @@ class SearchConfig:
   runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
   # The turn depth-limited too (its round alone, every river card at the leaves), with these sizes;
   # else the turn is solved to the end of the hand with `turn_sizes`.
-  turn_depth_limited: bool = False
+  turn_depth_limited: bool = defaults.TURN_SEARCH == 'depth-limited'
   turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES
   # A depth-limited turn's leaves on this many of the 48 river cards, drawn from the seed and the
   # public state as the flop's runouts (None: every river card, exact).
-  river_cards: int | None = None
+  river_cards: int | None = defaults.RIVER_CARDS
   warm_start: tuple[int, int] = WARM_START  # (flop, river): blueprint iterations a re-solve starts from
   batch_resolves: bool | None = None  # turn and river re-solves of one query together (None: on a GPU/TPU)
   # Safe re-solves of the river and the depth-limited rounds: one of GADGETS (None: unsafe).
@@ -218,7 +221,10 @@ class SearchConfig:
     if self.gadget is not None and self.gadget not in GADGETS:
       raise ValueError(f'gadget must be one of {", ".join(GADGETS)} or None, got {self.gadget!r}')
     if self.gadget is not None and self.warm_start[1]:
-      raise ValueError('a river re-solve with a gadget starts cold: give warm_start (flop, 0)')
+      raise ValueError(
+        'a river re-solve with a gadget starts cold: give warm_start (flop, 0), '
+        'or no gadget (--search-gadget none)'
+      )
     if self.blend is not None and not (isinstance(self.blend, int) and self.blend >= 1):
       raise ValueError(f'blend must be a whole number >= 1 (iterations) or None, got {self.blend!r}')
     if not isinstance(self.turn_depth_limited, bool):
@@ -1006,12 +1012,12 @@ def search_policy(
   batch_resolves: bool | None = None,
   gadget: str | None = defaults.GADGET,
   blend: int | None = None,
-  turn_depth_limited: bool = False,
+  turn_depth_limited: bool = defaults.TURN_SEARCH == 'depth-limited',
   turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES,
-  river_cards: int | None = None,
+  river_cards: int | None = defaults.RIVER_CARDS,
 ) -> SearchPolicy:
   """The search bot over `blueprint` (a `BlueprintPolicy`, or any `nlhe.Policy` that answers range
-  queries): re-solves its decisions on `streets` (turn and river by default; 1 adds the flop,
+  queries): re-solves its decisions on `streets` (flop, turn and river by default; the flop
   depth-limited) for `think_seconds` each (or `iterations`, or until `target_pct` % of the pot) with
   the (bets, raises) sizes `turn_sizes` (a turn subgame's turn and river rounds), `river_sizes` and
   `flop_sizes` (the flop round), the flop's leaves valued on `runouts` sampled runouts; `track_own`:
@@ -1019,12 +1025,13 @@ def search_policy(
   `warm_start`: iterations of the blueprint's strategy that flop and river re-solves start from (a
   pair (flop, river), or one count for both); `batch_resolves`: solve the turn and river re-solves
   one query needs together, per tree shape (default: on a GPU or TPU only); `gadget`: re-solve the
-  river, the flop and a depth-limited turn safely against the blueprint (one of `GADGETS`;
-  default unsafe); `blend`: the root strategy played moves from the blueprint's to the re-solve's over
-  this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`: search the turn's
-  round alone with continuation leaves over every river card (`turn_round_sizes`), as the flop, or
-  over `river_cards` of them drawn from the seed and the public state; `flop_seconds`: a flop
-  decision's seconds instead of `think_seconds`; see the module."""
+  river, the flop and a depth-limited turn against the blueprint with one of `GADGETS` (default
+  Maxmargin-prior; None: unsafe); `blend`: the root strategy played moves from the blueprint's to the
+  re-solve's over this many iterations (`SearchConfig.blend`; default off); `turn_depth_limited`
+  (default on): search the turn's round alone with continuation leaves (`turn_round_sizes`), as the
+  flop, over `river_cards` (default 6) of the river cards drawn from the seed and the public state,
+  or every one (None); `flop_seconds`: a flop decision's seconds instead of `think_seconds`; see the
+  module."""
   config = SearchConfig(
     think_seconds=think_seconds,
     flop_seconds=flop_seconds,

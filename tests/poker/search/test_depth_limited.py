@@ -206,6 +206,8 @@ def test_a_depth_limited_search_answers_legally_and_deterministically_and_conver
       streets=(street,),
       runouts=2,
       turn_depth_limited=True,
+      river_cards=None,
+      gadget=None,
     )
     actions, probs = bot.strategy(states, holes)
     match.check_strategy(bot, actions, probs, 1)
@@ -249,7 +251,9 @@ def test_a_turn_search_on_sampled_river_cards_draws_them_from_the_public_state()
   turn = nlhe.take(states, np.flatnonzero(states.street == 2)[:1])
   flop = nlhe.take(states, np.flatnonzero(states.street == 1)[:1])
   board = nlhe.visible_board(turn)[0][:4]
-  every = search.round_runouts(turn, 0, search.SearchConfig(streets=(2,), turn_depth_limited=True))
+  every = search.round_runouts(
+    turn, 0, search.SearchConfig(streets=(2,), turn_depth_limited=True, river_cards=None)
+  )
   np.testing.assert_array_equal(every.cards, depth_limited.river_cards(board))
   drawn = [
     search.round_runouts(
@@ -269,7 +273,7 @@ def test_a_turn_search_on_sampled_river_cards_draws_them_from_the_public_state()
   np.testing.assert_array_equal(sampled.cards, plain.cards)
   bot = search.search_policy(
     Shallow(), think_seconds=None, iterations=20, target_pct=None, streets=(2,), turn_depth_limited=True,
-    river_cards=6,
+    river_cards=6, gadget=None,
   )  # fmt: skip
   actions, probs = bot.strategy(turn, turn.hole[[0], turn.to_act][:, None])
   match.check_strategy(bot, actions, probs, 1)
@@ -321,7 +325,9 @@ def test_a_flop_decision_takes_the_flop_seconds_and_the_others_the_think_seconds
   monkeypatch.setattr(search, 'resolve_round', timed)
   holes = np.broadcast_to(search.HOLES, (1, len(search.HOLES), 2))
   for flop_seconds in (30.0, None):
-    config = dict(streets=(1,), runouts=2, think_seconds=0.5, flop_seconds=flop_seconds, iterations=2)
+    config = dict(
+      streets=(1,), runouts=2, think_seconds=0.5, flop_seconds=flop_seconds, iterations=2, gadget=None
+    )
     search.search_policy(Shallow(), **config).strategy(state, holes)
   assert 29 < asked[0] <= 30 and 0.3 < asked[1] <= 0.5, asked
   assert search.SearchConfig(flop_seconds=0.8).seconds(1) == 0.8

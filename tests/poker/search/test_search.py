@@ -169,7 +169,7 @@ def test_ranges_follow_bayes_rule_pair_by_pair():
 def test_the_subgame_of_a_real_state_has_its_pot_stacks_actor_and_facing_bet():
   states = random_states(5, 64, 14)
   states = nlhe.take(states, states.street >= 2)
-  config = search.SearchConfig(think_seconds=None, iterations=1)
+  config = search.SearchConfig(think_seconds=None, iterations=1, turn_depth_limited=False)
   assert len(states.street) >= 40
   facing = refereed = 0
   for b in range(len(states.street)):
@@ -276,7 +276,7 @@ RIVER_SIZES = ('100%', '')
 def known_answer_bot(iterations, track_own=True):
   return search.search_policy(
     Polarised(), think_seconds=None, iterations=iterations, target_pct=None, river_sizes=RIVER_SIZES,
-    streets=(3,), track_own=track_own,
+    streets=(3,), track_own=track_own, gadget=None,
   )  # fmt: skip
 
 
@@ -362,15 +362,16 @@ def test_the_strategy_of_every_hand_is_solving_solve_on_the_same_spot():
 
 
 SMALL = dict(turn_sizes=(('a', ''), ('a', '')), river_sizes=('100%,a', 'a'))
+UNSAFE = dict(gadget=None, turn_depth_limited=False)  # the plain search these tests check (not the default)
 
 
 def short_matches(streets, hands):
-  """Two fresh search bots (4 iterations a decision) against always-call, same seed: the chips, and
-  the first bot."""
+  """Two fresh search bots (4 iterations a decision, unsafe, the turn solved to the end) against
+  always-call, same seed: the chips, and the first bot."""
   results = []
   for _ in range(2):
     bot = search.search_policy(
-      Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=streets, **SMALL
+      Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=streets, **SMALL, **UNSAFE
     )
     result = match.play_match(bot, baselines.AlwaysCall(), hands=hands, seed=4, batch=hands)
     results.append((result.chips, bot))
@@ -409,7 +410,7 @@ def test_bad_configurations_are_refused():
     search.SearchConfig(streets=(1, 2), algorithm='cfr+')
   with pytest.raises(ValueError, match='depth-limited search solves with dcfr'):
     search.SearchConfig(streets=(2, 3), turn_depth_limited=True, algorithm='cfr+')
-  search.SearchConfig(streets=(2, 3), algorithm='cfr+')  # the turn solved to the end takes any
+  search.SearchConfig(streets=(2, 3), turn_depth_limited=False, algorithm='cfr+')  # a full turn: any
   with pytest.raises(ValueError, match='turn_depth_limited'):
     search.SearchConfig(turn_depth_limited=1)
   assert search.SearchConfig(streets=(1, 2, 3)).sizes(1)[0] == tree.street_sizes(*depth_limited.FLOP_SIZES)
@@ -444,21 +445,24 @@ def test_search_policies_by_name():
     ['match', 'search:random', 'random', '--search-streets', 'flop,turn,river']
   )
   assert parsed.search_streets == (1, 2, 3)
-  assert bots.resolve_policy('search:random', warm_start=5).config.warm_start == (5, 5)
+  assert bots.resolve_policy('search:random', warm_start=5, gadget='none').config.warm_start == (5, 5)
   assert bots.resolve_policy('search:random', warm_start=(2, 0)).config.warm_start == (2, 0)
   assert bots.resolve_policy('search:random').config.warm_start == defaults.WARM_START
   assert bots.resolve_policy('search:random', gadget='maxmargin').config.gadget == 'maxmargin'
-  assert bots.resolve_policy('search:random').config.gadget is defaults.GADGET is None
+  assert bots.resolve_policy('search:random', gadget='none').config.gadget is None  # unsafe
   parsed = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-gadget', 'resolve'])
   assert parsed.search_gadget == 'resolve'
-  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-turn', 'depth-limited'])
-  assert common.resolve_policy('search:random', args).config.turn_depth_limited is True
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-gadget', 'none'])
+  assert common.resolve_policy('search:random', args).config.gadget is None
+  # The default bot: the one measured stronger and less exploitable than its blueprint.
   args = cli.build_parser().parse_args(['match', 'search:random', 'random'])
+  config = common.resolve_policy('search:random', args).config
+  assert (config.streets, config.turn_depth_limited, config.river_cards) == ((1, 2, 3), True, 6)
+  assert (config.gadget, config.think_seconds) == ('maxmargin-prior', 0.1)
+  assert (defaults.GADGET, defaults.THINK_SECONDS, defaults.RIVER_CARDS) == ('maxmargin-prior', 0.1, 6)
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-turn', 'full'])
   assert common.resolve_policy('search:random', args).config.turn_depth_limited is False
-  assert common.resolve_policy('search:random', args).config.river_cards is None
-  args = cli.build_parser().parse_args(
-    ['match', 'search:random', 'random', '--search-turn', 'depth-limited', '--search-river-cards', '12']
-  )
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-river-cards', '12'])
   assert common.resolve_policy('search:random', args).config.river_cards == 12
   args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--flop-seconds', '0.8'])
   config = common.resolve_policy('search:random', args).config
@@ -506,7 +510,11 @@ def test_search_policies_by_name():
       ('always-call', 'random', '--search-river-cards', '8'),
       '--search-river-cards applies to a search: policy',
     ),
-    (('search:always-call', 'random', '--search-river-cards', '8'), 'add --search-turn depth-limited'),
+    (
+      ('search:always-call', 'random', '--search-turn', 'full', '--search-river-cards', '8'),
+      'applies to a depth-limited turn, not --search-turn full',
+    ),
+    (('search:always-call', 'random', '--search-warm-start', '2'), 'or no gadget (--search-gadget none)'),
     (
       ('search:always-call', 'random', '--search-turn', 'depth-limited', '--search-river-cards', '49'),
       '48 river',
@@ -535,11 +543,11 @@ def test_match_command_bad_search_input_is_one_line_and_exit_status_2(args, mess
 @pytest.mark.slow
 def test_local_best_response_takes_the_search_bot():
   bot = search.search_policy(
-    Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL
+    Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL, **UNSAFE
   )
   result = lbr.local_best_response(bot, hands=4, seed=2, batch=4)
   fresh = search.search_policy(
-    Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL
+    Scripted(), think_seconds=None, iterations=4, target_pct=None, streets=(3,), **SMALL, **UNSAFE
   )
   again = lbr.local_best_response(fresh, hands=4, seed=2, batch=4)
   assert result.hands == 4 and np.isfinite(result.lbr_mbb_per_hand)
@@ -588,7 +596,7 @@ def test_search_over_a_blueprint_answers_off_tree_histories_legally_and_determin
   answers = []
   for _ in range(2):
     bot = search.search_policy(
-      blueprint, think_seconds=None, iterations=3, target_pct=None, streets=(3,), **SMALL
+      blueprint, think_seconds=None, iterations=3, target_pct=None, streets=(3,), **SMALL, **UNSAFE
     )
     actions, probs = bot.strategy(states, states.hole[np.arange(6), states.to_act][:, None])
     match.check_strategy(bot, actions, probs, 6)
@@ -687,7 +695,7 @@ def warm_start_gaps(blueprint, state, street, warms, **options):
   for warm in warms:
     bot = search.search_policy(
       blueprint, think_seconds=None, iterations=1, target_pct=None, streets=(street,), warm_start=warm,
-      **options,
+      gadget=None, **options,
     )  # fmt: skip
     actions, probs = bot.strategy(state, holes)
     match.check_strategy(bot, actions, probs[:, :1], 1)
@@ -718,7 +726,7 @@ def test_blending_moves_the_root_from_the_blueprints_strategy_to_the_re_solves(s
   states = random_states(5, 32, 16)
   state = nlhe.take(states, np.flatnonzero(states.street == street)[:1])
   holes = np.broadcast_to(HOLES, (1, len(HOLES), 2))
-  options = dict(river_sizes=('50%,a', '2.5x'), streets=(street,), warm_start=0)
+  options = dict(river_sizes=('50%,a', '2.5x'), streets=(street,), warm_start=0, gadget=None)
   nodes = tree.build(
     search.subgame_config(state, 0, search.SearchConfig(**options)), first_round_only=street == 1
   )
