@@ -33,6 +33,7 @@ from jaxcfr.poker.eval import lbr, match
 from jaxcfr.poker.rules import nlhe
 
 SETTINGS = ('range_floor', *common.SEARCH_OPTIONS)
+POOLED = (*SETTINGS, 'bots')  # what files must share to pool: the options and the bots they made
 
 
 def settings(args) -> dict:
@@ -98,9 +99,7 @@ def show(result: dict) -> None:
 def pool(paths: list) -> dict:
   """The report of several seeds' files of one pair of policies and settings, deal pair by deal pair."""
   files = [json.load(open(path)) for path in paths]
-  kinds = {
-    (f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in (*SETTINGS, 'bots')})) for f in files
-  }
+  kinds = {(f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in POOLED})) for f in files}
   if len(kinds) != 1:
     raise ValueError(f'--pool takes files of one pair of policies and settings, got {sorted(kinds)}')
   seeds = sorted(f['seed'] for f in files)
@@ -108,7 +107,7 @@ def pool(paths: list) -> dict:
     raise ValueError(f'--pool: two files share a seed ({seeds}): the same deals counted twice')
   files.sort(key=lambda f: f['seed'])
   units = [np.concatenate([np.asarray(f[k]) for f in files]) for k in ('units_a', 'units_b')]
-  same = {k: files[0].get(k) for k in (*SETTINGS, 'bots')}
+  same = {k: files[0].get(k) for k in POOLED}
   return report(files[0]['policy_a'], files[0]['policy_b'], *units, {'seeds': seeds, **same})
 
 

@@ -143,6 +143,7 @@ from jaxcfr.poker.subgame.solver import subgame_solver, subgame_warm_start
 NUM_PAIRS = len(HOLES)  # H
 PAIR_INDEX = hand_ranges.PAIR_INDEX  # [52, 52] -> position in HOLES
 SEARCH_STREETS = defaults.SEARCH_STREETS
+TURN_DEPTH_LIMITED = defaults.TURN_SEARCH == 'depth-limited'
 STREET_NAMES = ('preflop', 'flop', 'turn', 'river')
 STREETS = (1, 2, 3)  # where the bot can search: the flop depth-limited (`depth_limited`), turn and river
 # Bet sizes (first bets, raises) of the subgames: a turn subgame plays its turn and its river with
@@ -178,7 +179,7 @@ class SearchConfig:
   runouts: int = depth_limited.RUNOUTS  # turn and river cards sampled for the flop's leaf values
   # The turn depth-limited too (its round alone, every river card at the leaves), with these sizes;
   # else the turn is solved to the end of the hand with `turn_sizes`.
-  turn_depth_limited: bool = defaults.TURN_SEARCH == 'depth-limited'
+  turn_depth_limited: bool = TURN_DEPTH_LIMITED
   turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES
   # A depth-limited turn's leaves on this many of the 48 river cards, drawn from the seed and the
   # public state as the flop's runouts (None: every river card, exact).
@@ -1012,7 +1013,7 @@ def search_policy(
   batch_resolves: bool | None = None,
   gadget: str | None = defaults.GADGET,
   blend: int | None = None,
-  turn_depth_limited: bool = defaults.TURN_SEARCH == 'depth-limited',
+  turn_depth_limited: bool = TURN_DEPTH_LIMITED,
   turn_round_sizes: tuple[str, str] = depth_limited.TURN_ROUND_SIZES,
   river_cards: int | None = defaults.RIVER_CARDS,
 ) -> SearchPolicy:

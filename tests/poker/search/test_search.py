@@ -462,6 +462,8 @@ def test_search_policies_by_name():
   assert (defaults.GADGET, defaults.THINK_SECONDS, defaults.RIVER_CARDS) == ('maxmargin-prior', 0.1, 6)
   args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-turn', 'full'])
   assert common.resolve_policy('search:random', args).config.turn_depth_limited is False
+  args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-turn', 'depth-limited'])
+  assert common.resolve_policy('search:random', args).config.turn_depth_limited is True
   args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--search-river-cards', '12'])
   assert common.resolve_policy('search:random', args).config.river_cards == 12
   args = cli.build_parser().parse_args(['match', 'search:random', 'random', '--flop-seconds', '0.8'])
