@@ -8,8 +8,12 @@ Cards are ids 0..51, `4 * rank + suit` (rank 0 = deuce ... 12 = ace).
     abstractions.canonical_index(cards, 'flop') # suit-isomorphism class of (hole, board)
     tables = abstractions.load('tables/')       # built by `jaxcfr abstract --out tables/`
     tables.buckets_of(hole, board)              # [..., 4] buckets per street, jittable
+    abstractions.load_tables('tables/')         # the same tables as NumPy arrays (`lookup.BucketTables`)
 
-Depends on jaxcfr's environment (JAX, NumPy, tqdm); jaxcfr never imports it.
+Depends on jaxcfr's environment (JAX, NumPy, tqdm); jaxcfr never imports it. The modules `arrays`,
+`indexing`, `ranking`, `lookup` and `betting` import no JAX: the card arithmetic is written once against
+an array module (`arrays`), NumPy there and JAX in `isomorphism` and `evaluator`, so that the runtime
+(`jaxcfr.poker.runtime`) runs it without JAX.
 """
 
 from abstractions.betting import (
@@ -35,21 +39,27 @@ from abstractions.clustering import (
   percentile_buckets,
   percentile_thresholds,
 )
-from abstractions.evaluator import CATEGORIES, NUM_HAND_VALUES, hand_category, hand_rank
-from abstractions.features import HOLES, board_equities, equity, hole_index
-from abstractions.isomorphism import STREETS, HandIndexer, canonical_index, hand_indexer, preflop_class
+from abstractions.evaluator import hand_category, hand_rank
+from abstractions.features import board_equities, equity, hole_index
+from abstractions.indexing import HOLES, STREETS
+from abstractions.isomorphism import HandIndexer, canonical_index, hand_indexer, preflop_class
+from abstractions.lookup import (
+  AbstractionError,
+  BucketTables,
+  fingerprint,
+  is_table_directory,
+  load_metadata,
+  load_tables,
+)
+from abstractions.ranking import CATEGORIES, NUM_HAND_VALUES
 from abstractions.tables import (
   PROFILES,
   Abstraction,
-  AbstractionError,
   BuildSettings,
   board_classes,
   build_tables,
   check_output,
-  fingerprint,
-  is_table_directory,
   load,
-  load_metadata,
   save,
 )
 
@@ -64,6 +74,7 @@ __all__ = [
   'Action',
   'BetAbstraction',
   'BettingState',
+  'BucketTables',
   'BuildSettings',
   'HandIndexer',
   'KMeansResult',
@@ -91,6 +102,7 @@ __all__ = [
   'legal_actions',
   'load',
   'load_metadata',
+  'load_tables',
   'min_raise_to',
   'percentile_buckets',
   'percentile_thresholds',

@@ -6,15 +6,13 @@ Glossary: B boards, H = 1,326 hole-card pairs (`HOLES`), S runout samples.
 
 from __future__ import annotations
 
-import itertools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from abstractions.evaluator import hand_rank
+from abstractions.indexing import HOLES
 
-HOLES = np.array(list(itertools.combinations(range(52), 2)), np.int32)  # [H, 2]
 # For each card the 51 hole pairs that hold it.
 _PAIRS_WITH = np.stack([np.flatnonzero((HOLES == c).any(1)) for c in range(52)]).astype(np.int32)  # [52, 51]
 _PAIR_INDEX = np.full((52, 52), -1, np.int32)

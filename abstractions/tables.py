@@ -26,12 +26,10 @@ deals (the size of the board's class), which weights percentiles and k-means.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 import math
 import os
-import re
 import sys
 import time
 
@@ -39,25 +37,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from abstractions import clustering
-from abstractions.evaluator import materialise
+from abstractions import clustering, lookup
+from abstractions.evaluator import JAX, materialise
 from abstractions.features import HOLES, board_equities
-from abstractions.isomorphism import STREETS, HandIndexer, hand_indexer, preflop_class
+from abstractions.indexing import STREETS
+from abstractions.isomorphism import HandIndexer, hand_indexer, preflop_class
+from abstractions.lookup import (
+  FORMAT,
+  FORMAT_VERSION,
+  METADATA_FILE,
+  TABLE_FILES,
+  TABLES_FILE,
+  AbstractionError,
+  fingerprint,
+  is_table_directory,
+  load_tables,
+)
+from abstractions.lookup import check_tables as _check  # `save`'s check (the tests of the CLI lift it)
 from jaxcfr import outputs
 from jaxcfr.progress import Progress
 
-FORMAT = 'jaxcfr-abstraction'  # metadata.json's "format": how a table directory is known as ours
-FORMAT_VERSION = 1
-_LEGACY_FORMAT = 1  # tables saved before the marker: "format": 1, with a fingerprint
 PROFILES = {'default': (169, 200, 200, 200), 'small': (8, 12, 12, 8)}
 EQUITY_STEPS = 1980  # river equities are (wins + ties / 2) / 990: multiples of 1 / 1980
-_TABLES_FILE = 'tables.npz'
-_METADATA_FILE = 'metadata.json'
-TABLE_FILES = (_TABLES_FILE, _METADATA_FILE)  # all that a table directory holds
-
-
-class AbstractionError(ValueError):
-  """Missing, corrupt or mismatched abstraction tables, or bad build settings."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -392,16 +393,6 @@ def build_tables(
   return tables, metadata
 
 
-def fingerprint(tables: dict[str, np.ndarray]) -> str:
-  """SHA-256 over the tables' streets, dtypes, shapes and bytes."""
-  digest = hashlib.sha256()
-  for street in STREETS:
-    table = np.ascontiguousarray(tables[street])
-    digest.update(f'{street}:{table.dtype.str}:{table.shape}'.encode())
-    digest.update(table.tobytes())
-  return digest.hexdigest()
-
-
 def save(
   tables: dict[str, np.ndarray],
   metadata: dict,
@@ -427,8 +418,8 @@ def save(
   }
 
   def write(staging: str) -> None:
-    np.savez(os.path.join(staging, _TABLES_FILE), **{street: tables[street] for street in STREETS})
-    with open(os.path.join(staging, _METADATA_FILE), 'w') as f:
+    np.savez(os.path.join(staging, TABLES_FILE), **{street: tables[street] for street in STREETS})
+    with open(os.path.join(staging, METADATA_FILE), 'w') as f:
       json.dump(metadata, f, indent=1)
 
   outputs.write_directory(
@@ -441,43 +432,6 @@ def check_output(out: str | os.PathLike, what: str = 'tables directory', *, forc
   """Refuses, before any building, an `out` that `save` would refuse (see `save`) or
   could not write (`jaxcfr.outputs.OutputError` with one message)."""
   outputs.check_directory(out, what, force=force, is_ours_dir=is_table_directory, files=TABLE_FILES)
-
-
-def is_table_directory(directory: str | os.PathLike) -> bool:
-  """Whether `directory`'s metadata.json says `save` wrote it: "format":
-  "jaxcfr-abstraction", or, for tables saved before that marker, "format": 1 with
-  four bucket sizes and a SHA-256 fingerprint (what `save` always wrote)."""
-  try:
-    with open(os.path.join(directory, _METADATA_FILE), encoding='utf-8') as f:
-      text = f.read(1 << 20)  # ours are a few kB; a large file is someone else's
-      metadata = json.loads(text) if len(text) < 1 << 20 else None
-  except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-    return False
-  return isinstance(metadata, dict) and (
-    metadata.get('format') == FORMAT or (metadata.get('format') == _LEGACY_FORMAT and _legacy(metadata))
-  )
-
-
-def _legacy(metadata: dict) -> bool:
-  buckets, digest = metadata.get('buckets'), metadata.get('fingerprint')
-  return (
-    isinstance(buckets, list)
-    and len(buckets) == 4
-    and all(isinstance(b, int) for b in buckets)
-    and isinstance(digest, str)
-    and re.fullmatch('[0-9a-f]{64}', digest) is not None
-  )
-
-
-def _check(tables: dict[str, np.ndarray], buckets) -> None:
-  for street, k in zip(STREETS, buckets, strict=True):
-    table = tables.get(street)
-    expected = 169 if street == 'preflop' else hand_indexer(street).size
-    if table is None or table.shape != (expected,):
-      shape = None if table is None else table.shape
-      raise AbstractionError(f'{street} table has shape {shape}, expected ({expected},)')
-    if not np.issubdtype(table.dtype, np.integer) or table.min() < 0 or table.max() >= k:
-      raise AbstractionError(f'{street} table holds values outside 0..{k - 1}')
 
 
 @jax.tree_util.register_dataclass
@@ -498,14 +452,14 @@ class Abstraction:
 
   def bucket(self, street: str, hole: jax.Array, board: jax.Array | None = None) -> jax.Array:
     """Bucket int32 [...] of hole cards [..., 2] with the street's board [..., 0|3|4|5]."""
-    hole = jnp.asarray(hole)
-    if street == 'preflop':
-      return self.preflop[preflop_class(hole)].astype(jnp.int32)
-    if street not in STREETS:
-      raise ValueError(f'unknown street {street!r}; expected one of {", ".join(STREETS)}')
-    cards = jnp.concatenate([hole, jnp.asarray(board)], axis=-1)
-    index = materialise(hand_indexer(street).index(cards))
-    return getattr(self, street)[index].astype(jnp.int32)
+    return lookup.bucket(self, street, hole, board, JAX)
+
+  def as_numpy(self) -> lookup.BucketTables:
+    """The same tables as NumPy arrays (views of the JAX arrays' host buffers where JAX keeps them on
+    the CPU), for the lookup that imports no JAX."""
+    return lookup.BucketTables(
+      **{s: np.asarray(getattr(self, s)) for s in STREETS}, buckets=self.buckets, fingerprint=self.fingerprint
+    )
 
   def buckets_of(self, hole: jax.Array, board: jax.Array) -> jax.Array:
     """Buckets int32 [..., 4] on each street (preflop, flop, turn, river) of hole [..., 2], board [..., 5]."""
@@ -515,44 +469,15 @@ class Abstraction:
 
 
 def load(directory: str | os.PathLike, verify: bool = True) -> Abstraction:
-  """Loads tables saved by `save` (or `jaxcfr abstract`) as an `Abstraction`.
+  """Loads tables saved by `save` (or `jaxcfr abstract`) as an `Abstraction` (`lookup.load_tables`,
+  then the arrays as JAX arrays).
 
   Raises AbstractionError on missing, corrupt or mismatched tables. With `verify`
   the fingerprint of the tables is recomputed and compared.
   """
-  metadata = load_metadata(directory)
-  path = os.path.join(directory, _TABLES_FILE)
-  try:
-    with np.load(path, allow_pickle=False) as data:
-      tables = {street: data[street] for street in STREETS}
-  except (OSError, KeyError, ValueError, EOFError) as error:
-    raise AbstractionError(f'cannot read {path}: {error}') from None
-  buckets = metadata.get('buckets')
-  if not isinstance(buckets, list) or len(buckets) != 4:
-    raise AbstractionError(f'{directory}: metadata has no valid bucket sizes')
-  _check(tables, buckets)
-  if verify and fingerprint(tables) != metadata.get('fingerprint'):
-    raise AbstractionError(f'{directory}: tables do not match the fingerprint in their metadata')
+  tables = load_tables(directory, verify)
   return Abstraction(
-    **{s: jnp.asarray(tables[s]) for s in STREETS},
-    buckets=tuple(buckets),
-    fingerprint=metadata['fingerprint'],
+    **{s: jnp.asarray(getattr(tables, s)) for s in STREETS},
+    buckets=tables.buckets,
+    fingerprint=tables.fingerprint,
   )
-
-
-def load_metadata(directory: str | os.PathLike) -> dict:
-  """The metadata saved with tables (sizes, seed, sampling, version, fingerprint, timings)."""
-  path = os.path.join(directory, _METADATA_FILE)
-  try:
-    with open(path) as f:
-      metadata = json.load(f)
-  except FileNotFoundError:
-    raise AbstractionError(f'no abstraction tables in {directory} (missing {_METADATA_FILE})') from None
-  except (OSError, json.JSONDecodeError) as error:
-    raise AbstractionError(f'cannot read {path}: {error}') from None
-  if not isinstance(metadata, dict) or not (
-    (metadata.get('format') == FORMAT and metadata.get('format_version') == FORMAT_VERSION)
-    or metadata.get('format') == _LEGACY_FORMAT
-  ):
-    raise AbstractionError(f'{path}: not abstraction tables of format {FORMAT} {FORMAT_VERSION}')
-  return metadata

@@ -15,6 +15,8 @@ A folder per role; imports only go down this list (`tests/core/test_layout.py` k
   (`blocked`), showdown and fold values (`showdown`, the `native` CPU kernel), the CFR-family
   solvers over `[nodes, actions, hands]` (`solver`), safe re-solving (`resolving`), one spot end to
   end (`solving`).
+- `runtime/`: a blueprint and its tables answering real states with NumPy only (`policy`), the
+  code the library's blueprint policy runs and an exported bot copies (`RUNTIME_MODULES`).
 - `blueprint/`: the abstract game, its trainers, the file and the policy, hold'em features.
 - `search/`: the search bot (`bot`) and the flop's depth-limited solve (`depth_limited`).
 - `eval/`: baseline policies, the match engine, local best response.

@@ -11,7 +11,8 @@ A compressed NumPy archive (`.npz`) holding
 
 `load_blueprint` rebuilds the betting tree from the metadata and checks it against the fingerprint,
 so the probabilities are read with the tree they were trained on. Written atomically, never over a
-file jaxcfr did not write (`jaxcfr.outputs`).
+file jaxcfr did not write (`jaxcfr.outputs`). Reading imports no JAX: the runtime
+(`jaxcfr.poker.runtime`) reads blueprints with this module.
 """
 
 from __future__ import annotations
@@ -26,15 +27,12 @@ from abstractions.betting import NoLimitRules
 from jaxcfr import outputs
 from jaxcfr.poker.blueprint import tree as tree_lib
 from jaxcfr.poker.rules.cards import Deck
+from jaxcfr.poker.runtime import BlueprintError
 
 FORMAT = 'jaxcfr-blueprint'
 FORMAT_VERSION = 1
 NETWORK_FORMAT = 'jaxcfr-network-blueprint'  # Deep CFR: strategy networks instead of probabilities
 _LEVELS = 255
-
-
-class BlueprintError(ValueError):
-  """A blueprint file, abstraction or request that cannot be used: one line for the user."""
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abstractions import HOLES
+from abstractions.indexing import HOLES
 
 RANKS = '23456789TJQKA'
 SUITS = 'cdhs'
