@@ -195,6 +195,18 @@ def _river_batch(boards):
   return index, jnp.round(equity * EQUITY_STEPS).astype(jnp.uint16), valid
 
 
+def river_equity_codes(quiet: bool = False, weights: bool = False):
+  """Every river class with its equity code (2 x wins + ties against the 990 opponent pairs, the
+  river table's feature), board class by board class (all 134,459, in batches of 256): yields (class
+  int [N], code uint16 [N]) and, with `weights`, each pair's deals (its board class's size) float [N]."""
+  boards5, weights5 = board_classes(5)
+  for part in _batches(len(boards5), 256, 'river equity', quiet):
+    n = part.stop - part.start
+    index, code, valid = (np.asarray(x)[:n] for x in _river_batch(_padded(boards5, part, 256)))
+    found = index[valid], code[valid]  # each mask applied once: the host side is per board
+    yield (*found, np.repeat(weights5[part], valid.sum(1)).astype(np.float64)) if weights else found
+
+
 def _features_batch(street: str, bins: int):
   """A jitted function: (boards [B, n], next cards [B, C], values of the next street's classes)
   -> (class [B, H], histogram [B, H, bins], EHS [B, H], EHS^2 [B, H], valid [B, H])."""
@@ -271,17 +283,13 @@ def build_tables(
 
   # River: exact equity of every class, as a code k / 1980, and its weighted distribution.
   t = time.perf_counter()
-  boards5, weights5 = board_classes(5)
   river_code = np.zeros(river_size, np.uint16)
   seen = np.zeros(river_size, bool)
   mass = np.zeros(EQUITY_STEPS + 1)
-  for part in _batches(len(boards5), 256, 'river equity', quiet):
-    n = part.stop - part.start
-    index, code, valid = (np.asarray(x)[:n] for x in _river_batch(_padded(boards5, part, 256)))
-    index, code = index[valid], code[valid]  # each mask applied once: the host side is per board
+  for index, code, weight in river_equity_codes(quiet, weights=True):
     river_code[index] = code
     seen[index] = True
-    mass += np.bincount(code, weights=np.repeat(weights5[part], valid.sum(1)), minlength=EQUITY_STEPS + 1)
+    mass += np.bincount(code, weights=weight, minlength=EQUITY_STEPS + 1)
   if not seen.all():
     raise AssertionError(f'{(~seen).sum()} river classes were not reached')
   del seen

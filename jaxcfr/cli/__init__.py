@@ -10,6 +10,9 @@
     jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]
     jaxcfr match A B --hands N [--seed S] [--no-duplicate] [--batch B] [--json PATH|-]
     jaxcfr play --blueprint FILE | --bot NAME [--seed S] [--hands N] [--search]  (hold'em in the terminal)
+    jaxcfr acpc HOST PORT --bot SPEC [--game FILE] [--log FILE.jsonl]  (a bot at an ACPC dealer's table)
+    jaxcfr chipzen run --bot SPEC [--bot-id ID | --url URL] [--token T]  (a bot at Chipzen's tables)
+    jaxcfr bot export BLUEPRINT --out DIR [--tier free|pro|elite]  (a bot directory for Chipzen's upload)
 
 One module per command family (`solve`: games, solve and evaluate; `subgame`, `abstract`,
 `blueprint`, `match`, `lbr`, `play`), and `common` for what they share: argument types, the output
@@ -27,7 +30,7 @@ import sys
 import textwrap
 
 from jaxcfr import outputs
-from jaxcfr.cli import blueprint, common, match, play, solve, subgame
+from jaxcfr.cli import acpc, blueprint, chipzen, common, match, play, solve, subgame
 from jaxcfr.cli.common import UsageError
 from jaxcfr.version import __version__
 
@@ -64,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument('--version', action='version', version=f'jaxcfr {__version__}')
   commands = parser.add_subparsers(dest='command', required=True)
   solve.add_parsers(commands)
-  for family in (subgame, blueprint, match, play, _abstract()):
+  for family in (subgame, blueprint, match, play, acpc, chipzen, _abstract()):
     if family is not None:
       family.add_parser(commands)
   return parser
@@ -74,7 +77,8 @@ def _commands() -> dict:
   """Each command's `run(args) -> exit status`."""
   abstract = _abstract()
   runs = {'games': solve.games, 'solve': solve.solve, 'evaluate': solve.evaluate, 'subgame': subgame.run}
-  runs.update(blueprint=blueprint.run, match=match.run, play=play.run)
+  runs.update(blueprint=blueprint.run, match=match.run, play=play.run, acpc=acpc.run, chipzen=chipzen.run)
+  runs.update(bot=chipzen.export)
   return {**runs, 'abstract': abstract.command} if abstract is not None else runs
 
 

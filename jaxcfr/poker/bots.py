@@ -1,6 +1,8 @@
 """A policy of the real game from its spec, as `jaxcfr match`, `jaxcfr play`, LBR and the experiments
 name them: a baseline (`eval.baselines.REGISTRY`), a policy file (`blueprint.load_policy`), or
-`search:` and either of those (the search bot over it, `search.bot.search_policy`).
+`search:` and either of those (the search bot over it, `search.bot.search_policy`), or a Chipzen bot
+(`chipzen:MODULE:CLASS`, `chipzen:FILE.py`, the SDK's examples `chipzen:call` ...:
+`tables.chipzen.chipzen_policy`).
 
     bot = resolve_policy('search:bp.npz')         # the search bot over a blueprint
     policy = resolve_policy('equity')
@@ -15,6 +17,7 @@ import os
 from jaxcfr.poker import blueprint, defaults
 from jaxcfr.poker.eval import baselines
 from jaxcfr.poker.search import bot as search
+from jaxcfr.poker.tables import chipzen
 
 SEARCH_PREFIX = 'search:'
 
@@ -33,7 +36,8 @@ def resolve_policy(
   river_cards: int | None = None,
   flop_seconds: float | None = None,
 ):
-  """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, or `search:`
+  """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, a
+  Chipzen bot (`chipzen:...`, `tables.chipzen.chipzen_policy`), or `search:`
   and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its defaults
   unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per re-solve (with no
   time limit and no target), `warm_start` iterations of the blueprint, a `gadget` (`defaults.NO_GADGET`:
@@ -64,6 +68,8 @@ def resolve_policy(
     return search.search_policy(resolve_policy(inner, tables=tables), name=spec, **options)
   if spec in baselines.REGISTRY:
     return baselines.REGISTRY[spec]()
+  if spec.startswith(chipzen.PREFIX):
+    return chipzen.chipzen_policy(spec)
   if not os.path.exists(spec):
     raise ValueError(
       f'{spec!r} is neither a baseline ({", ".join(baselines.REGISTRY)}) nor an existing policy file'

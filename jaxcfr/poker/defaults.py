@@ -19,6 +19,11 @@ LBR_HANDS = (
   2_000  # `jaxcfr blueprint evaluate --lbr` hands (local best response; every deal is played in both seats)
 )
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
+# `jaxcfr acpc` (an ACPC dealer's table): the seconds a decision may take, the dealer's default average
+# per hand (its --t_per_hand); and the seconds of silence from the dealer that end a match, a minute
+# past the dealer's own limit per response (--t_response; a slow opponent is the dealer's to judge).
+ACPC_RESPONSE_SECONDS = 7.0
+ACPC_STALL_SECONDS = 660.0
 BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
 # The search bot (`search_policy`, `search:` policies, `jaxcfr play --search`): by default the bot that
 # beat its blueprint head to head and was less exploitable than it under paired LBR (docs/benchmarks.md,

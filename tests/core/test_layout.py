@@ -107,8 +107,8 @@ def test_only_the_cli_and_the_poker_layer_import_abstractions():
 
 # The poker layer's rooms, bottom up: a module may import its own room and the rooms below it, never
 # one above (`rules` are what everything stands on; `runtime`, the blueprint policy in NumPy that an
-# exported bot copies, stands on `rules` alone and the blueprint builds on it; `play` is a person's
-# front end).
+# exported bot copies, stands on `rules` alone and the blueprint builds on it; `tables`, the clients of
+# real tables, seat any policy and give `bots` its table-bot specs; `play` is a person's front end).
 POKER_ROOMS = (
   'defaults',
   'rules',
@@ -117,6 +117,7 @@ POKER_ROOMS = (
   'blueprint',
   'search',
   'eval',
+  'tables',
   'bots',
   'play',
 )
