@@ -2,7 +2,8 @@
 name them: a baseline (`eval.baselines.REGISTRY`), a policy file (`blueprint.load_policy`), or
 `search:` and either of those (the search bot over it, `search.bot.search_policy`), or a Chipzen bot
 (`chipzen:MODULE:CLASS`, `chipzen:FILE.py`, the SDK's examples `chipzen:call` ...:
-`tables.chipzen.chipzen_policy`).
+`tables.chipzen.chipzen_policy`), or a bot directory `jaxcfr bot export` wrote (its packed blueprint,
+`tables.bundle.load_policy`).
 
     bot = resolve_policy('search:bp.npz')         # the search bot over a blueprint
     policy = resolve_policy('equity')
@@ -17,7 +18,7 @@ import os
 from jaxcfr.poker import blueprint, defaults
 from jaxcfr.poker.eval import baselines
 from jaxcfr.poker.search import bot as search
-from jaxcfr.poker.tables import chipzen
+from jaxcfr.poker.tables import bundle, chipzen, export
 
 SEARCH_PREFIX = 'search:'
 
@@ -37,7 +38,8 @@ def resolve_policy(
   flop_seconds: float | None = None,
 ):
   """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, a
-  Chipzen bot (`chipzen:...`, `tables.chipzen.chipzen_policy`), or `search:`
+  Chipzen bot (`chipzen:...`, `tables.chipzen.chipzen_policy`), an exported bot directory
+  (`tables.bundle.load_policy`), or `search:`
   and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its defaults
   unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per re-solve (with no
   time limit and no target), `warm_start` iterations of the blueprint, a `gadget` (`defaults.NO_GADGET`:
@@ -70,6 +72,8 @@ def resolve_policy(
     return baselines.REGISTRY[spec]()
   if spec.startswith(chipzen.PREFIX):
     return chipzen.chipzen_policy(spec)
+  if export.is_bot_directory(spec):  # a bot directory `jaxcfr bot export` wrote: its packed blueprint
+    return bundle.load_policy(os.path.join(spec, 'data'), name=f'exported:{spec}')
   if not os.path.exists(spec):
     raise ValueError(
       f'{spec!r} is neither a baseline ({", ".join(baselines.REGISTRY)}) nor an existing policy file'

@@ -33,6 +33,7 @@ class ChipzenServer:
     self.reset = reset  # stacks back to `stack` every hand (ACPC's way), else carried over (Chipzen's)
     self.errors, self.results, self.decisions = [], [], 0
     self.latencies_ms = []  # each turn_request to its turn_action, as the server saw it
+    self.connected_at = None  # time.monotonic() when the bot connected
     self._seq = 0
 
   @contextlib.contextmanager
@@ -62,6 +63,7 @@ class ChipzenServer:
     return json.dumps({'type': kind, 'match_id': 'm_test', 'seq': self._seq, **fields})
 
   async def _session(self, ws):
+    self.connected_at = time.monotonic()
     await ws.recv()  # authenticate
     await ws.send(
       json.dumps(

@@ -54,7 +54,7 @@ def river_codes(hole, board) -> np.ndarray:
   """The river equity code int [...] (2 x wins + ties against the 990 opponent pairs that share no card
   with hole or board) of hole cards [..., 2] on boards [..., 5]: each distinct board's 1,326 pairs
   ranked once (`abstractions.ranking.hand_rank`), then each asked hole's wins and ties counted over
-  the pairs left."""
+  the pairs left; 0 for a pair the board blocks (a range query asks every pair)."""
   hole, board = np.asarray(hole, np.int64), np.asarray(board, np.int64)
   shape = hole.shape[:-1]
   hole, board = hole.reshape(-1, 2), np.broadcast_to(board, (*shape, 5)).reshape(-1, 5)
@@ -67,12 +67,14 @@ def river_codes(hole, board) -> np.ndarray:
     free = ~on_board[HOLES].any(1)  # [1,326] pairs that share no card with the board
     pairs = HOLES[free]  # [P, 2]
     values = hand_rank(np.concatenate([pairs, np.broadcast_to(cards, (len(pairs), 5))], 1))  # [P]
-    ours = hand_rank(np.concatenate([hole[rows], np.broadcast_to(cards, (len(rows), 5))], 1))  # [n]
-    blocked = (pairs[None, :, :, None] == hole[rows][:, None, None, :]).any((2, 3))  # [n, P]
-    live = ~blocked
-    codes[rows] = 2 * (live & (values[None] < ours[:, None])).sum(1) + (
-      live & (values[None] == ours[:, None])
-    ).sum(1)
+    asked = hole[rows]
+    playable = ~on_board[asked].any(1)  # a range query's pairs that the board blocks: code 0
+    asked = np.where(playable[:, None], asked, pairs[0])
+    ours = hand_rank(np.concatenate([asked, np.broadcast_to(cards, (len(rows), 5))], 1))  # [n]
+    live = ~(pairs[None, :, :, None] == asked[:, None, None, :]).any((2, 3))  # [n, P]
+    wins = (live & (values[None] < ours[:, None])).sum(1)
+    ties = (live & (values[None] == ours[:, None])).sum(1)
+    codes[rows] = np.where(playable, 2 * wins + ties, 0)
   return codes.reshape(shape)
 
 

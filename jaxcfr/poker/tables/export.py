@@ -237,7 +237,9 @@ class JaxcfrBot(Bot):
   """The exported blueprint (`ChipzenSeat`: every answer valid, inside the match's clock)."""
 
   def __init__(self, seed: int = 0):
-    self.seat = ChipzenSeat(Seat(load_policy(os.path.join(HERE, 'data')), seed=seed))
+    seat = Seat(load_policy(os.path.join(HERE, 'data')), seed=seed)
+    seat.warm_up()  # the lookup tables the runtime makes on first use, made before the first hand
+    self.seat = ChipzenSeat(seat)
 
   def on_match_start(self, match_info: dict) -> None:
     self.seat.match_start(match_info)
@@ -261,6 +263,6 @@ COPY bot.py README.md ./
 COPY runtime ./runtime
 COPY data ./data
 USER bot
-ENV PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp
+ENV PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 ENTRYPOINT ["python", "-u", "bot.py"]
 """

@@ -138,7 +138,8 @@ class Seat:
     with a minimum bet on every street, so that what the policy compiles on each street is compiled
     before a table's first hand; returns the wall seconds."""
     started = time.monotonic()
-    state = nlhe.deal(seed, 2, self.rules)
+    cards = np.stack([np.random.default_rng([seed, 3, hand]).permutation(52)[:9] for hand in range(2)])
+    state = nlhe.initial(cards[:, :4].reshape(2, 2, 2), cards[:, 4:], self.rules)
     while not state.finished.all():
       live = np.flatnonzero(~state.finished)
       sub = nlhe.take(state, live)

@@ -36,6 +36,9 @@ def test_river_codes_equal_the_abstractions_equities():
   for board, e, v in zip(boards, equity, valid, strict=True):
     codes = bundle.river_codes(HOLES[v], board)
     np.testing.assert_array_equal(codes, np.round(e[v] * 1980).astype(np.int64))
+  # A range query asks every pair: those the board blocks get code 0, and the others are unchanged.
+  codes = bundle.river_codes(HOLES, boards[0])
+  np.testing.assert_array_equal(codes, np.where(valid[0], np.round(equity[0] * 1980), 0))
 
 
 class _River:
@@ -175,6 +178,17 @@ def test_the_sdk_validates_the_export_and_its_runtime_answers_as_the_library(exp
     for field, value in zip(actions._fields, actions, strict=True):
       np.testing.assert_array_equal(answers[field], value)
     np.testing.assert_array_equal(answers['probabilities'], probabilities)
+
+
+def test_an_exported_directory_is_a_policy_spec(exported):
+  from jaxcfr.poker import bots  # noqa: PLC0415
+
+  root, path, packed, _ = exported
+  policy = bots.resolve_policy(str(root / 'bot'))
+  states, holes = _states(16, seed=6)
+  expected = BlueprintPolicy(files.load_blueprint(path), packed).strategy(states, holes)
+  for got, want in zip(policy.strategy(states, holes), expected, strict=True):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 def test_jaxcfr_bot_export_refuses_bad_input_in_one_line(exported, tmp_path):
