@@ -107,6 +107,7 @@ def run(args) -> int:
     print(f'jaxcfr: error: {error}', file=sys.stderr)
     return 1
   finally:
+    seat.finish()
     if hand_log is not None:
       hand_log.close()
   _print(result, args, log)

@@ -89,13 +89,18 @@ def run(args) -> int:
   print(f'{policy.name}: compiled in {seat.warm_up():.1f} s', flush=True)
   table = chipzen.ChipzenSeat(seat)
   bot = chipzen.bot_class()(table)
-  with common.bad_input(ValueError):  # the SDK's own word on a missing token, bot id or url
-    if url:
-      asyncio.run(sdk.run_bot(url, bot, token=token))
-    else:
-      asyncio.run(
-        sdk.run_external_bot(bot, bot_id=args.bot_id, env=args.env, token=token, max_matches=args.max_matches)
-      )
+  try:
+    with common.bad_input(ValueError):  # the SDK's own word on a missing token, bot id or url
+      if url:
+        asyncio.run(sdk.run_bot(url, bot, token=token))
+      else:
+        asyncio.run(
+          sdk.run_external_bot(
+            bot, bot_id=args.bot_id, env=args.env, token=token, max_matches=args.max_matches
+          )
+        )
+  finally:
+    seat.finish()
   _summary(table, seat)
   return 0
 

@@ -49,7 +49,7 @@ from jaxcfr.poker.tables.seat import Seat
 PREFIX = 'chipzen:'
 PHASES = ('preflop', 'flop', 'turn', 'river')
 RANKS, SUITS = '23456789TJQKA', 'cdhs'
-TRANSPORT_SECONDS = 0.25  # kept back from Chipzen's decision clock for the answer's way to the server
+TRANSPORT_SECONDS = 0.25  # kept back from Chipzen's clock for the way to the server (at most 20% of it)
 DEFAULT_TIMEOUT_MS = 2000  # the bot-vs-bot clock, where a match does not announce its own
 EXAMPLES = {
   'call': 'chipzen.examples.call_bot:CallBot',
@@ -209,7 +209,8 @@ class ChipzenSeat:
 
   def decide(self, state) -> tuple[str, int]:
     started = time.monotonic()
-    deadline = started + self.timeout_ms / 1000 - self.transport
+    clock = self.timeout_ms / 1000
+    deadline = started + clock - min(self.transport, 0.2 * clock)
     try:
       if self.rules is None or self.rules.big_blind <= 0:
         own = self.seat.rules

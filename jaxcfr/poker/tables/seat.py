@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import statistics
 import threading
 import time
 
@@ -39,8 +40,8 @@ import numpy as np
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.rules import nlhe
 
-MARGIN_SECONDS = 0.15  # kept back from a table's deadline for transport and the answer's own work
-OVERHEAD_SAMPLES = 32  # a street's last search overheads the estimate reads
+MARGIN_SECONDS = 0.15  # kept back from a table's deadline for the answer's own work (at most 10% of it)
+OVERHEAD_SAMPLES = 32  # a street's last re-solves that the estimates read
 HANDS_KEPT = 8  # hands whose translation noise a seat keeps (one hand at a time at a table)
 
 
@@ -129,28 +130,38 @@ class Seat:
     # The search's fallback answers from its own copy of the blueprint: the search may still run in
     # the background, and a policy's caches are not shared between threads.
     self._fallback = _own_copy(policy.blueprint) if searching else None
-    self._overheads = collections.defaultdict(lambda: collections.deque(maxlen=OVERHEAD_SAMPLES))
+    # street -> the last re-solves' (seconds, iterations, think seconds), for `_estimates`
+    self._timings = collections.defaultdict(lambda: collections.deque(maxlen=OVERHEAD_SAMPLES))
     self._busy = None  # the thread of a search that overran its deadline, until it ends
     self._config = policy.config if searching else None  # the search's own budget, before any cut
 
   def warm_up(self, seed: int = 0) -> float:
     """Plays two hands of the policy against itself to the river, one checked and called down, one
     with a minimum bet on every street, so that what the policy compiles on each street is compiled
-    before a table's first hand; returns the wall seconds."""
+    before a table's first hand; then two more on other cards, whose re-solves (compiled now) are
+    the first measure of a search's time on each street. Returns the wall seconds."""
     started = time.monotonic()
+    for round_seed, measured in ((seed, False), (seed + 1, self._search is not None)):
+      self._play_through(round_seed, measured)
+    return time.monotonic() - started
+
+  def _play_through(self, seed: int, measured: bool) -> None:
+    """Two hands of the policy (and the fallback) against itself (see `warm_up`)."""
     cards = np.stack([np.random.default_rng([seed, 3, hand]).permutation(52)[:9] for hand in range(2)])
     state = nlhe.initial(cards[:, :4].reshape(2, 2, 2), cards[:, 4:], self.rules)
     while not state.finished.all():
       live = np.flatnonzero(~state.finished)
       sub = nlhe.take(state, live)
       holes = sub.hole[np.arange(len(live)), sub.to_act][:, None, :]
+      solves = len(getattr(self._search, 'solves', ()))
       self.policy.strategy(sub, holes)
+      if measured:
+        self._learn(solves, self._config)
       if self._fallback is not None:
         self._fallback.strategy(sub, holes)
       options = nlhe.legal(state)
       betting = (np.arange(2) == 1) & options.can_raise & (state.round_bet.max(1) == 0)
       state = nlhe.apply(state, np.where(betting, nlhe.RAISE, nlhe.CALL), options.min_raise_to)
-    return time.monotonic() - started
 
   def act(self, hand, deadline: float | None = None, hand_key=None) -> tuple[int, int]:
     """A legal action (kind, raise-to amount in the table's chips) of our seat in `hand` (a
@@ -162,7 +173,7 @@ class Seat:
     )
     if not deciding:
       return self._answer(hand, check_call(hand), 'check/call', started)
-    budget = None if deadline is None else deadline - self.margin - started
+    budget = None if deadline is None else (deadline - started) - min(self.margin, 0.1 * (deadline - started))
     policy, by = self._choose(int(state.street[0]), budget)
     holes = state.hole[:, hand.seat][:, None, :]
     answer = self._ask(policy, state, holes, started, budget)
@@ -201,13 +212,17 @@ class Seat:
       search.config = self._config
       return search, 'policy'
     config = self._config
-    overhead = max(self._overheads[street], default=0.0)
-    least = overhead + 0.02 * config.least_iterations  # a few ms an iteration, at the least
-    if budget < least:
+    # The streets whose least search fits the budget: the others are the blueprint's, in the ranges
+    # the search tracks too (else a turn decision would re-solve the bot's own flop to track it).
+    fits = tuple(s for s in config.streets if self._estimates(s, config)[1] <= budget)
+    if street not in fits:
       return self._fallback, 'blueprint'
+    overhead = self._estimates(street, config)[0]
     think = config.seconds(street)
     think = budget - overhead if think is None else min(think, budget - overhead)
-    search.config = dataclasses.replace(config, think_seconds=max(think, 1e-3), flop_seconds=None)
+    search.config = dataclasses.replace(
+      config, streets=fits, think_seconds=max(think, 1e-3), flop_seconds=None
+    )
     return search, 'policy'
 
   def _ask(self, policy, state, holes, started, budget):
@@ -217,15 +232,11 @@ class Seat:
     if policy is not self._search or budget is None:
       return _draw(policy, state, holes, u)
     done = {}
-    street = int(state.street[0])
-    solves = len(self._search.solves)
+    solves, config = len(self._search.solves), self._search.config
 
     def work():
       done['answer'] = _draw(policy, state, holes, u)
-      new = self._search.solves[solves:]
-      if new:  # the overhead beyond the iterations: wall time less the re-solve's think budget
-        think = self._search.config.seconds(street) or 0.0
-        self._overheads[street].append(max(time.monotonic() - started - think, 0.0))
+      self._learn(solves, config)
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
@@ -234,6 +245,31 @@ class Seat:
       self._busy = thread
       return None
     return done['answer']
+
+  def finish(self) -> None:
+    """Waits for a search that overran its deadline to end (an interpreter that exits while a
+    compiled program runs on a thread aborts)."""
+    if self._busy is not None:
+      self._busy.join()
+      self._busy = None
+
+  def _learn(self, solves: int, config) -> None:
+    """Keeps the re-solves the search made since its `solves`-th, under `config`: (seconds, iterations,
+    think seconds) per street."""
+    for street, iterations, _, seconds in self._search.solves[solves:]:
+      self._timings[street].append((seconds, max(iterations, 1), config.seconds(street) or 0.0))
+
+  def _estimates(self, street: int, config) -> tuple[float, float]:
+    """(overhead, least) seconds of a re-solve on `street` from the last ones kept: the overhead is
+    the median time a re-solve took beyond its think time (leaf values, range tracking), the least the
+    median time of one scaled to `least_iterations` iterations (its overhead counted in)."""
+    records = list(self._timings[street])  # one C call: a search still running may append
+    if not records:
+      return 0.0, 0.02 * config.least_iterations  # nothing measured yet: a few ms an iteration
+    # Medians: a re-solve that compiled a new tree shape takes seconds, once.
+    overhead = statistics.median(max(seconds - think, 0.0) for seconds, _, think in records)
+    least = statistics.median(seconds * min(config.least_iterations / n, 1.0) for seconds, n, _ in records)
+    return overhead, max(least, overhead)
 
   def _hand_noise(self, key) -> np.ndarray:
     """The hand's translation noise float [L] (`nlhe.HandState.noise`), drawn once per hand key."""

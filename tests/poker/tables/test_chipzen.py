@@ -222,3 +222,16 @@ def run_cli_lines(*args):
   code, out, err = run_cli(*args)
   assert len(err.strip().splitlines()) <= 2, err  # the message, and where help is at most
   return code, out, err
+
+
+def test_a_street_whose_least_search_does_not_fit_is_the_blueprints_in_the_tracked_ranges_too():
+  search = _SlowSearch(0.0)
+  seat = Seat(search, margin=0.0)
+  for seconds, iterations in ((0.9, 10), (0.8, 10), (5.0, 10)):  # the flop's re-solves (one compiled)
+    seat._timings[1].append((seconds, iterations, 0.1))
+  for seconds, iterations in ((0.11, 10), (0.1, 30)):
+    seat._timings[2].append((seconds, iterations, 0.1))
+  assert seat._estimates(1, search.config)[1] == pytest.approx(0.9)  # medians: the compile is once
+  assert seat._choose(1, 0.4) == (seat._fallback, 'blueprint')
+  policy, by = seat._choose(2, 0.4)
+  assert by == 'policy' and search.config.streets == (2, 3) and search.config.think_seconds == 0.05
