@@ -254,15 +254,25 @@ if __name__ == '__main__':
 '''
 
 DOCKERFILE = f"""\
+# The SDK's container contract: python -u as the entry point, a non-root user, nothing written outside
+# /tmp. Two stages keep the image under the 100 MB decompressed cap: the packages are installed into
+# /deps and pruned (numpy's tests, type stubs, f2py and distutils), and the final image drops pip,
+# setuptools and the parts of the standard library a bot never imports.
+FROM {BASE_IMAGE} AS deps
+COPY requirements.txt /
+RUN pip install --no-cache-dir --target /deps -r /requirements.txt \\
+ && find /deps -depth \\( -name tests -o -name __pycache__ -o -name '*.pyi' -o -name f2py -o -name distutils \\) -exec rm -rf {{}} +
+
 FROM {BASE_IMAGE}
-RUN adduser -D -u 10001 bot
+RUN pip uninstall -y -q pip setuptools; \\
+    cd /usr/local/lib/python3.11 && rm -rf ensurepip idlelib tkinter lib2to3 pydoc_data turtledemo test \\
+ && adduser -D -u 10001 bot
+COPY --from=deps /deps /deps
 WORKDIR /bot
-COPY requirements.txt .
-RUN pip install --no-cache-dir -r requirements.txt && rm -rf /root/.cache
 COPY bot.py README.md ./
 COPY runtime ./runtime
 COPY data ./data
 USER bot
-ENV PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+ENV PYTHONPATH=/deps PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 ENTRYPOINT ["python", "-u", "bot.py"]
 """
