@@ -261,7 +261,8 @@ DOCKERFILE = f"""\
 FROM {BASE_IMAGE} AS deps
 COPY requirements.txt /
 RUN pip install --no-cache-dir --target /deps -r /requirements.txt \\
- && find /deps -depth \\( -name tests -o -name __pycache__ -o -name '*.pyi' -o -name f2py -o -name distutils \\) -exec rm -rf {{}} +
+ && find /deps -depth \\( -name tests -o -name __pycache__ -o -name '*.pyi' -o -name f2py \\
+      -o -name distutils \\) -exec rm -rf {{}} +
 
 FROM {BASE_IMAGE}
 RUN pip uninstall -y -q pip setuptools; \\
