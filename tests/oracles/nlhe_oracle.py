@@ -17,7 +17,7 @@ import pokerkit
 from abstractions import NoLimitRules
 
 _RANKS, _SUITS = '23456789TJQKA', 'cdhs'
-_AUTOMATIONS = (
+AUTOMATIONS = (
   pokerkit.Automation.ANTE_POSTING,
   pokerkit.Automation.BET_COLLECTION,
   pokerkit.Automation.BLIND_OR_STRADDLE_POSTING,
@@ -56,7 +56,7 @@ def replay(hole, board, actions, rules: NoLimitRules | None = None) -> Replay:
   (kind, amount) with kinds 0 fold, 1 check/call, 2 raise to amount (this round's total)."""
   rules = NoLimitRules() if rules is None else rules
   state = pokerkit.NoLimitTexasHoldem.create_state(
-    _AUTOMATIONS,
+    AUTOMATIONS,
     True,
     0,
     (rules.small_blind, rules.big_blind),

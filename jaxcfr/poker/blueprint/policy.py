@@ -168,24 +168,6 @@ def _network_probabilities(
   return deep_cfr.masked_softmax(outputs, legal[:, None, :])
 
 
-def _network_probabilities(
-  params, holes, board, shown, street, committed, player, stack, history, legal, single
-):
-  """Probabilities [n, K, A] for candidate holes [n, K, 2] of n hands: a strategy network's masked
-  softmax, or (`single`) regret matching of an advantage network's predictions."""
-  from jaxcfr import deep_cfr  # noqa: PLC0415
-  from jaxcfr.poker.blueprint import features  # noqa: PLC0415
-
-  x = features.encode(
-    holes, board[:, None], shown[:, None], street[:, None], committed[:, None], player[:, None], stack,
-    None if history is None else history[:, None],
-  )  # fmt: skip
-  outputs = deep_cfr.mlp_apply(params, x)
-  if single:
-    return deep_cfr.advantage_matching(outputs, legal[:, None, :])
-  return deep_cfr.masked_softmax(outputs, legal[:, None, :])
-
-
 @functools.partial(jax.jit, static_argnums=0)
 def _jitted_buckets(street: int, buckets, hole: jax.Array, board: jax.Array) -> jax.Array:
   """int32 [n, K] buckets on `street` of holes [n, K, 2] with the visible board [n, BOARD_SIZES[street]]

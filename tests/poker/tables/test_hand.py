@@ -9,18 +9,7 @@ from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.tables.hand import Legal, TableHand, TableRules
 
 pokerkit = pytest.importorskip('pokerkit')
-from nlhe_oracle import card_text  # noqa: E402  (tests/oracles; pokerkit is there)
-
-_AUTOMATIONS = (
-  pokerkit.Automation.ANTE_POSTING,
-  pokerkit.Automation.BET_COLLECTION,
-  pokerkit.Automation.BLIND_OR_STRADDLE_POSTING,
-  pokerkit.Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
-  pokerkit.Automation.HAND_KILLING,
-  pokerkit.Automation.CHIPS_PUSHING,
-  pokerkit.Automation.CHIPS_PULLING,
-  pokerkit.Automation.RUNOUT_COUNT_SELECTION,
-)
+from nlhe_oracle import AUTOMATIONS, card_text  # noqa: E402  (tests/oracles; pokerkit is there)
 
 
 def random_table(rng: np.random.Generator, short: bool = False):
@@ -55,7 +44,7 @@ def random_action(hand: TableHand, rng: np.random.Generator) -> tuple[int, int]:
 def kit_state(rules: TableRules, stacks, cards):
   """pokerkit's hand (its player 0 is the big blind, our seat 1), hole cards dealt."""
   state = pokerkit.NoLimitTexasHoldem.create_state(
-    _AUTOMATIONS, True, rules.ante, (rules.small_blind, rules.big_blind), rules.big_blind,
+    AUTOMATIONS, True, rules.ante, (rules.small_blind, rules.big_blind), rules.big_blind,
     (stacks[1], stacks[0]), 2,
   )  # fmt: skip
   state.deal_hole(card_text(cards[2:4]))
