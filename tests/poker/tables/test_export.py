@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -178,6 +179,32 @@ def test_the_sdk_validates_the_export_and_its_runtime_answers_as_the_library(exp
     for field, value in zip(actions._fields, actions, strict=True):
       np.testing.assert_array_equal(answers[field], value)
     np.testing.assert_array_equal(answers['probabilities'], probabilities)
+
+
+def test_chipzen_sdk_validate_passes_in_an_environment_of_the_requirements_alone(exported, tmp_path):
+  """`chipzen-sdk validate BOT --check-connectivity` (the SDK's own command) in a virtual environment
+  that holds only what the export's requirements.txt names: numpy, the SDK and its websockets (the
+  installed packages copied in: no download), no JAX and no jaxcfr."""
+  import numpy  # noqa: PLC0415
+  import websockets  # noqa: PLC0415
+
+  root = exported[0]
+  environment = tmp_path / 'env'
+  subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(environment)], check=True)
+  site = next(environment.glob('lib/python*/site-packages'))
+  for package in (numpy, websockets, pytest.importorskip('chipzen')):
+    folder = pathlib.Path(package.__file__).parent
+    shutil.copytree(folder, site / folder.name)
+  libraries = pathlib.Path(numpy.__file__).parents[1] / 'numpy.libs'  # the wheel's shared libraries
+  if libraries.exists():
+    shutil.copytree(libraries, site / libraries.name)
+  command = [str(environment / 'bin' / 'python'), '-m', 'chipzen', 'validate', str(root / 'bot')]
+  done = subprocess.run(
+    [*command, '--check-connectivity'], capture_output=True, text=True, cwd=tmp_path, timeout=300
+  )
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert '[FAIL]' not in done.stdout and 'All checks passed (1 warning)' in done.stdout, done.stdout
+  assert '[WARN] imports: Potentially restricted imports: os.' in done.stdout
 
 
 def test_an_exported_directory_is_a_policy_spec(exported):
