@@ -34,6 +34,7 @@ import dataclasses
 import statistics
 import threading
 import time
+import zlib
 
 import numpy as np
 
@@ -166,11 +167,11 @@ class Seat:
   def act(self, hand, deadline: float | None = None, hand_key=None) -> tuple[int, int]:
     """A legal action (kind, raise-to amount in the table's chips) of our seat in `hand` (a
     `TableHand` whose turn is ours), answered by `deadline` (`time.monotonic()`) less the margin
-    where given; `hand_key` names the hand for its translation noise (default: the hand object)."""
+    where given; `hand_key` names the hand for its translation noise (default: its seat, cards and
+    stacks)."""
     started = time.monotonic()
-    state, deciding = model_state(
-      hand, self.rules, self._hand_noise(id(hand) if hand_key is None else hand_key)
-    )
+    key = (hand.seat, tuple(hand.hole), tuple(hand.stacks)) if hand_key is None else hand_key
+    state, deciding = model_state(hand, self.rules, self._hand_noise(key))
     if not deciding:
       return self._answer(hand, check_call(hand), 'check/call', started)
     budget = None if deadline is None else (deadline - started) - min(self.margin, 0.1 * (deadline - started))
@@ -274,7 +275,7 @@ class Seat:
   def _hand_noise(self, key) -> np.ndarray:
     """The hand's translation noise float [L] (`nlhe.HandState.noise`), drawn once per hand key."""
     if key not in self._noise:
-      seed = key if isinstance(key, int) and key >= 0 else abs(hash(key))
+      seed = key if isinstance(key, int) and key >= 0 else zlib.crc32(repr(key).encode())
       self._noise[key] = np.random.default_rng([self.seed, 0, seed]).random(nlhe.max_actions(self.rules))
       while len(self._noise) > HANDS_KEPT:
         self._noise.popitem(last=False)
