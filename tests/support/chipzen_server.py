@@ -22,7 +22,8 @@ import numpy as np
 import websockets
 
 from jaxcfr.poker.rules import nlhe
-from jaxcfr.poker.tables.chipzen import PHASES, card_text
+from jaxcfr.poker.rules.cards import card_text
+from jaxcfr.poker.tables.chipzen import PHASES
 from jaxcfr.poker.tables.hand import TableHand, TableRules
 
 

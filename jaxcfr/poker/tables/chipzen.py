@@ -43,12 +43,12 @@ import time
 import numpy as np
 
 from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.cards import card_text, parse_card
 from jaxcfr.poker.tables import hand as table_lib
 from jaxcfr.poker.tables.seat import Seat
 
 PREFIX = 'chipzen:'
 PHASES = ('preflop', 'flop', 'turn', 'river')
-RANKS, SUITS = '23456789TJQKA', 'cdhs'
 TRANSPORT_SECONDS = 0.25  # kept back from Chipzen's clock for the way to the server (at most 20% of it)
 DEFAULT_TIMEOUT_MS = 2000  # the bot-vs-bot clock, where a match does not announce its own
 EXAMPLES = {
@@ -60,19 +60,6 @@ EXAMPLES = {
 
 class ChipzenError(ValueError):
   """A Chipzen bot spec that names no bot, or the SDK missing."""
-
-
-def card_id(text: str) -> int:
-  """The id (4 * rank + suit) of a card written as Chipzen writes it, e.g. 'Td'."""
-  text = str(text)
-  rank, suit = RANKS.find(text[:1].upper()), SUITS.find(text[1:2].lower())
-  if len(text) != 2 or rank < 0 or suit < 0:
-    raise ValueError(f'{text!r} is not a card')
-  return 4 * rank + suit
-
-
-def card_text(card: int) -> str:
-  return RANKS[card // 4] + SUITS[card % 4]
 
 
 # jaxcfr's bots at Chipzen's tables.
@@ -91,8 +78,8 @@ def table_hand(state, rules: table_lib.TableRules) -> table_lib.TableHand:
   reading of the history is a legal hand."""
   seat = 0 if state.your_seat == state.dealer_seat else 1
   seat_of = lambda chipzen_seat: 0 if int(chipzen_seat) == state.dealer_seat else 1  # noqa: E731
-  hole = tuple(card_id(str(card)) for card in state.hole_cards)
-  board = [card_id(str(card)) for card in state.board]
+  hole = tuple(parse_card(str(card)) for card in state.hole_cards)
+  board = [parse_card(str(card)) for card in state.board]
   moves = [
     (seat_of(entry.get('seat', 0)), str(entry.get('action', '')), int(entry.get('amount', 0) or 0),
      str(entry.get('phase', '')))

@@ -132,8 +132,9 @@ def measure(directory: str) -> dict:
 def is_bot_directory(directory: str) -> bool:
   """Whether `directory` holds a bot this module exported (its bundle's marker)."""
   try:
-    return bundle.FORMAT in open(os.path.join(directory, 'data', bundle.METADATA_FILE)).read(4096)
-  except OSError:
+    with open(os.path.join(directory, 'data', bundle.METADATA_FILE), encoding='utf-8') as f:
+      return bundle.FORMAT in f.read(4096)
+  except (OSError, UnicodeDecodeError):
     return False
 
 

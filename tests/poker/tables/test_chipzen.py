@@ -10,6 +10,7 @@ import pytest
 from jaxcfr.poker import bots
 from jaxcfr.poker.eval import baselines, match
 from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.cards import card_text
 from jaxcfr.poker.search.bot import SearchConfig
 from jaxcfr.poker.tables import chipzen as table_chipzen
 from jaxcfr.poker.tables.hand import TableHand, TableRules
@@ -33,10 +34,8 @@ def _request(hand: TableHand, dealer_seat: int, history: list[dict], hand_number
   return chipzen.GameState(
     hand_number=hand_number,
     phase=table_chipzen.PHASES[hand.street],
-    hole_cards=[chipzen.Card.from_str(table_chipzen.card_text(c)) for c in hand.hole]
-    if player == hand.seat
-    else [],
-    board=[chipzen.Card.from_str(table_chipzen.card_text(c)) for c in hand.board],
+    hole_cards=[chipzen.Card.from_str(card_text(c)) for c in hand.hole] if player == hand.seat else [],
+    board=[chipzen.Card.from_str(card_text(c)) for c in hand.board],
     pot=sum(hand.committed),
     your_stack=behind[player],
     opponent_stacks=[behind[1 - player]],
