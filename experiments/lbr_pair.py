@@ -32,7 +32,7 @@ from jaxcfr.cli.common import whole_number
 from jaxcfr.poker.eval import lbr, match
 from jaxcfr.poker.rules import nlhe
 
-SETTINGS = ('range_floor', *common.SEARCH_OPTIONS)
+SETTINGS = ('range_floor', 'lbr_actions', *common.SEARCH_OPTIONS)
 POOLED = (*SETTINGS, 'bots')  # what files must share to pool: the options and the bots they made
 
 
@@ -50,18 +50,6 @@ def bot_configs(policies) -> list:
   their bots were the same, whatever the search bot's defaults were when each was made."""
   configs = [dataclasses.asdict(p.config) if hasattr(p, 'config') else None for p in policies]
   return json.loads(json.dumps(configs))
-
-
-def deal_units(result: lbr.LBRResult) -> np.ndarray:
-  """LBR's mbb/hand per deal pair [deals]: each batch lists its deals with LBR in seat 0, then again in
-  seat 1 (`lbr.local_best_response`)."""
-  per_batch, chips, units, at = result.batch // 2, result.chips, [], 0
-  for first in range(0, result.deals, per_batch):
-    count = min(per_batch, result.deals - first)
-    won = chips[at : at + 2 * count].astype(np.float64)
-    units.append((won[:count] + won[count:]) / 2)
-    at += 2 * count
-  return np.concatenate(units) * 1000.0 / result.big_blind
 
 
 def interval(units: np.ndarray) -> dict:
@@ -99,6 +87,8 @@ def show(result: dict) -> None:
 def pool(paths: list) -> dict:
   """The report of several seeds' files of one pair of policies and settings, deal pair by deal pair."""
   files = [json.load(open(path)) for path in paths]
+  for f in files:  # files from before the setting was an option played the main setting
+    f.setdefault('lbr_actions', lbr.DEFAULT_ACTIONS)
   kinds = {(f['policy_a'], f['policy_b'], json.dumps({k: f.get(k) for k in POOLED})) for f in files}
   if len(kinds) != 1:
     raise ValueError(f'--pool takes files of one pair of policies and settings, got {sorted(kinds)}')
@@ -132,10 +122,16 @@ def main(argv=None) -> int:
     '--range-floor', type=float, default=None,
     help="a search: policy's share of each range spread evenly over the possible hands (default 0.001)",
   )  # fmt: skip
+  parser.add_argument(
+    '--lbr-actions',
+    default=lbr.DEFAULT_ACTIONS,
+    help="LBR's actions per street (`jaxcfr blueprint evaluate`)",
+  )
   parser.add_argument('--json', default=None, metavar='PATH')
   parser.add_argument('--force', action='store_true')
   args = parser.parse_args(argv)
   try:
+    args.lbr_actions = ','.join(lbr.parse_actions(args.lbr_actions))
     outputs.check_file(args.json, '--json', force=args.force, suffixes=('.json',))
     if args.pool:
       result = pool(args.policies)
@@ -163,9 +159,14 @@ def main(argv=None) -> int:
       for policy in policies:
         started = time.perf_counter()
         run = lbr.local_best_response(
-          policy, args.hands, seed=args.seed, batch=args.batch, rules=nlhe.DEFAULT_RULES
+          policy,
+          args.hands,
+          seed=args.seed,
+          batch=args.batch,
+          rules=nlhe.DEFAULT_RULES,
+          actions=args.lbr_actions,
         )
-        units.append(deal_units(run))
+        units.append(run.deal_pair_mbb())
         if abs(units[-1].mean() - run.lbr_mbb_per_hand) > 1e-6 * max(1.0, abs(run.lbr_mbb_per_hand)):
           raise AssertionError('the deal pairs do not average to the LBR result')
         seconds.append(time.perf_counter() - started)

@@ -41,6 +41,21 @@ def pool(reports: list[dict]) -> dict:
     'seat_mbb': [sum(r['deals'] * r['seats'][s]['mbb_per_hand'] for r in reports) / deals for s in (0, 1)],
     'seconds': sum(r['seconds'] for r in reports),
   }
+  if all(r.get('aivat') for r in reports):  # AIVAT's estimates pool the same way
+    values = {r['aivat']['value_function'] for r in reports}
+    if len(values) != 1:
+      raise ValueError(f'the files used different AIVAT value functions: {sorted(values)}')
+    mean = sum(r['deals'] * r['aivat']['mbb_per_hand'] for r in reports) / deals
+    half = Z95 * math.sqrt(sum(r['deals'] * r['aivat']['sd_mbb'] ** 2 for r in reports)) / deals
+    plain_sd = math.sqrt(sum(r['deals'] * r['sd_mbb'] ** 2 for r in reports) / deals)
+    aivat_sd = math.sqrt(sum(r['deals'] * r['aivat']['sd_mbb'] ** 2 for r in reports) / deals)
+    pooled['aivat'] = {
+      'value_function': values.pop(),
+      'mbb_per_hand': mean,
+      'ci95_low': mean - half,
+      'ci95_high': mean + half,
+      'hands_ratio': (plain_sd / aivat_sd) ** 2 if aivat_sd > 0 else float('nan'),
+    }
   streets = {}
   for report in reports:
     for street, row in report.get('decisions', {}).items():
@@ -78,6 +93,12 @@ def main(argv=None) -> int:
     f'({result["deals"]:,} deal pairs), {result["seconds"]:.0f} s: {result["mbb_per_hand"]:+.1f} mbb/hand, '
     f'95% CI [{result["ci95_low"]:+.1f}, {result["ci95_high"]:+.1f}]'
   )
+  if 'aivat' in result:
+    aivat = result['aivat']
+    print(
+      f'  AIVAT ({aivat["value_function"]}): {aivat["mbb_per_hand"]:+.1f} mbb/hand, 95% CI '
+      f'[{aivat["ci95_low"]:+.1f}, {aivat["ci95_high"]:+.1f}] ({aivat["hands_ratio"]:.2g}x fewer hands)'
+    )
   print(f'  A in seat 0 (button): {result["seat_mbb"][0]:+.1f}, in seat 1: {result["seat_mbb"][1]:+.1f}')
   for street, row in result['decisions'].items():
     print(f'  {street}: {json.dumps(row)}')

@@ -16,11 +16,11 @@ from jaxcfr.poker import defaults
 
 DESCRIPTION = (
   "Local best response (Lisy & Bowling 2017) against a heads-up no-limit hold'em policy (blinds 50/100, "
-  "stacks 20,000): LBR tracks the policy's range by Bayes' rule, checks or calls preflop and on the flop, "
-  'and on the turn and river plays the best of fold, call, pot and all-in given its equity against that '
-  "range and the policy's fold probability. Every deal is played in both seats. Prints LBR's winnings, a "
-  "lower bound on the policy's exploitability, in milli-big-blinds per hand with a normal 95% confidence "
-  'interval (paper: always-fold 750).'
+  "stacks 20,000): LBR tracks the policy's range by Bayes' rule and plays the best of its street's actions "
+  "(fold, call, pot, all-in) given its equity against that range and the policy's fold probability; by "
+  'default it checks or calls preflop and on the flop (--lbr-actions). Every deal is played in both seats. '
+  "Prints LBR's winnings, a lower bound on the policy's exploitability, in milli-big-blinds per hand with a "
+  'normal 95% confidence interval (paper: always-fold 750).'
 )
 
 
@@ -36,6 +36,13 @@ def add_arguments(parser, policy: bool = True) -> None:
     help=f'hands to play (default {defaults.LBR_HANDS:,}; rounded up to whole deal pairs)',
   )  # fmt: skip
   parser.add_argument('--seed', type=common.seed, default=0, help='cards and sampling seed (default 0)')
+  parser.add_argument(
+    '--lbr-actions',
+    default=defaults.LBR_ACTIONS,
+    metavar='SETS',
+    help="LBR's actions per street, preflop,flop,turn,river, of f (fold), c (check/call), p (pot), a "
+    f"(all-in), or all-streets / turn-river (default {defaults.LBR_ACTIONS}, the paper's main setting)",
+  )
   common.add_search_options(parser)
   parser.add_argument(
     '--batch',
@@ -53,26 +60,46 @@ def run(args) -> int:
   log = common.log_stream(args)
   common.check_json(args)
   common.check_search_options(args, common.is_search(args.policy), SEARCH_ONLY)
+  with common.bad_input(ValueError):
+    actions = lbr.parse_actions(args.lbr_actions)
   policy = common.resolve_policy(args.policy, args)
   total = args.hands + args.hands % 2
   quiet = getattr(args, 'quiet', False)
   with common.bad_input(ValueError), progress.Progress(total, 'lbr', 'hands', quiet) as bar:
     result = lbr.local_best_response(
-      policy, args.hands, seed=args.seed, batch=args.batch, progress=lambda done: bar.update(done - bar.count)
+      policy,
+      args.hands,
+      seed=args.seed,
+      batch=args.batch,
+      progress=lambda done: bar.update(done - bar.count),
+      actions=actions,
     )
   _print(result, log)
   return common.write_outputs(args, result.to_json(), log)
+
+
+def lbr_setting(result) -> str:
+  from jaxcfr.poker.eval import lbr  # noqa: PLC0415
+
+  return lbr.setting_name(result.actions)
 
 
 def _print(result, log) -> None:
   needed = result.hands_for_precision(0.1)
   precision = 'the estimate is 0' if needed is None else f'+-10% of the estimate needs about {needed:,} hands'
   print(
-    f'LBR vs {result.policy}: {result.hands:,} hands ({result.deals:,} deals in both seats) in '
-    f'{result.seconds:.1f} s ({result.hands_per_second:,.1f} hands/s; '
+    f'LBR ({lbr_setting(result)}) vs {result.policy}: {result.hands:,} hands ({result.deals:,} deals in '
+    f'both seats) in {result.seconds:.1f} s ({result.hands_per_second:,.1f} hands/s; '
     f'{result.policy_seconds:.1f} s in the policy)\n'
     f'LBR: {result.lbr_mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, {result.ci95_high:+.1f}]'
     f' ({precision})\n'
     f'  {seats_line(result)}',
     file=log,
   )
+  if result.aivat is not None:
+    aivat = result.aivat
+    print(
+      f"AIVAT: {aivat['mbb_per_hand']:+.1f} mbb/hand, 95% CI [{aivat['ci95_low']:+.1f}, "
+      f"{aivat['ci95_high']:+.1f}] ({aivat['hands_ratio']:.2g}x fewer hands for the same interval)",
+      file=log,
+    )

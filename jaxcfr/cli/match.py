@@ -53,6 +53,20 @@ def add_parser(commands) -> None:
     default=defaults.MATCH_BATCH,
     help=f'hands played at once (default {defaults.MATCH_BATCH})',
   )
+  parser.add_argument(
+    '--aivat',
+    choices=('equity', 'rollouts', 'off'),
+    default='equity',
+    help="AIVAT's value function (an unbiased estimate with less variance, reported beside the plain "
+    "one): equity, the check-down value (default); rollouts, B's own value by playouts of B against "
+    'itself (B a fast policy, e.g. the blueprint under search:); off',
+  )
+  parser.add_argument(
+    '--aivat-rollouts',
+    type=common.whole_number(1),
+    default=defaults.AIVAT_ROLLOUTS,
+    help=f'playouts per node with --aivat rollouts (default {defaults.AIVAT_ROLLOUTS})',
+  )
   common.add_output_options(parser)
 
 
@@ -71,10 +85,13 @@ def run(args) -> int:
   if args.hands < (4 if duplicate else 2):
     raise common.UsageError(f'--hands must be at least {4 if duplicate else 2} for a confidence interval')
   total = args.hands + args.hands % 2 if duplicate else args.hands
+  if args.aivat == 'rollouts' and (common.is_search(args.policy_b) or args.policy_b.startswith('chipzen:')):
+    raise common.UsageError('--aivat rollouts plays B against itself at every node: B must be a fast policy')
+  aivat = None if args.aivat == 'off' else args.aivat
   with common.bad_input(ValueError), progress.Progress(total, 'match', 'hands', args.quiet) as bar:
     result = match.play_match(
       policy_a, policy_b, args.hands, seed=args.seed, duplicate=duplicate, batch=args.batch,
-      on_progress=lambda done: bar.update(done - bar.count),
+      on_progress=lambda done: bar.update(done - bar.count), aivat=aivat, aivat_rollouts=args.aivat_rollouts,
     )  # fmt: skip
   _print(result, log)
   return common.write_outputs(args, result.to_json(), log)
@@ -90,6 +107,14 @@ def _print(result, log) -> None:
     f'  {seats_line(result)}',
     file=log,
   )
+  if result.aivat is not None:
+    aivat = result.aivat
+    print(
+      f'AIVAT ({aivat["value_function"]} values): {aivat["mbb_per_hand"]:+.1f} mbb/hand, 95% CI '
+      f'[{aivat["ci95_low"]:+.1f}, {aivat["ci95_high"]:+.1f}] (sd {aivat["sd_mbb"]:,.0f} against '
+      f'{result.sd_mbb:,.0f}: {aivat["hands_ratio"]:.2g}x fewer hands for the same interval)',
+      file=log,
+    )
 
 
 def seats_line(result) -> str:

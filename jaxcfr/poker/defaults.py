@@ -15,9 +15,12 @@ SUBGAME_HYPERPARAMETERS = {'dcfr': {'gamma': 3.0}}
 MAX_BYTES = 8 * 2**30  # refuse spots whose solve would need more memory than this (estimated)
 MATCH_HANDS = 10_000  # `jaxcfr match` hands
 MATCH_BATCH = 2048  # hands the match engine plays at once (a duplicate deal pair takes two)
+AIVAT_SAMPLES = 8192  # AIVAT's preflop Monte Carlo boards per deal (`eval.aivat`)
+AIVAT_ROLLOUTS = 16  # AIVAT's playouts per node with the rollout value
 LBR_HANDS = (
   2_000  # `jaxcfr blueprint evaluate --lbr` hands (local best response; every deal is played in both seats)
 )
+LBR_ACTIONS = 'c,c,fcpa,fcpa'  # LBR's actions per street (`eval.lbr.parse_actions`), the paper's main setting
 LBR_BATCH = 512  # hands local best response plays at once (its queries cover all 1,326 hole pairs)
 # `jaxcfr acpc` (an ACPC dealer's table): the seconds a decision may take, the dealer's default average
 # per hand (its --t_per_hand); and the seconds of silence from the dealer that end a match, a minute

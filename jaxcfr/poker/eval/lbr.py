@@ -5,19 +5,22 @@ LBR plays the real game against the bot. It tracks the bot's range, weights [B, 
 pairs in the canonical order `abstractions.HOLES`, by Bayes' rule: uniform at the deal over the pairs
 that LBR's hole cards and the visible board leave, multiplied at each of the bot's actions by the bot's
 probability of that action with each pair (one `Policy.strategy` query with all 1,326 pairs), cleared of
-the pairs a new board card blocks, and renormalised. In the paper's main setting ("C/C/FCPA/FCPA") LBR
-checks or calls preflop and on the flop; on the turn and river it plays the best of fold, check/call,
-the pot raise (`nlhe.pot_raise_to`) and all-in, valued as if the bot then folds or calls and the hand
-is checked down, every value relative to folding now (pot: both players' chips in, b: the chips a raise
-adds beyond the call):
+the pairs a new board card blocks, and renormalised. Its actions are set per street (`parse_actions`):
+in the paper's main setting ("C/C/FCPA/FCPA", the default) LBR checks or calls preflop and on the flop;
+on the turn and river it plays the best of fold, check/call, the pot raise (`nlhe.pot_raise_to`) and
+all-in; 'all-streets' ("FCPA/FCPA/FCPA/FCPA") does that on every street. Each action is valued as if the
+bot then folds or calls and the hand is checked down, every value relative to folding now (pot: both
+players' chips in, b: the chips a raise adds beyond the call):
 
     wp = equity against pi;  U(fold) = 0;  U(call) = wp * pot - (1 - wp) * to_call
     fp = P(bot folds to b | pi);  pi' = pi over the hands that do not fold;  wp' = equity against pi'
     U(b) = fp * pot + (1 - fp) * (wp' * (pot + b) - (1 - wp') * (to_call + b))
 
 It folds only when nothing is positive and checking is not free; ties go to the more passive action.
-Equity counts a tie as half a win and is exact on both streets: on the river against each pair, on the
-turn averaged over every river card (card removal throughout). fp comes from querying the bot at the
+Equity counts a tie as half a win, with card removal throughout: exact on the river against each pair,
+on the turn averaged over every river card, on the flop over every turn and river (1,081 runouts);
+preflop a Monte Carlo mean over PREFLOP_SAMPLES boards drawn with a key of their own (independent of
+the deal, so LBR stays a strategy that sees only its own cards). fp comes from querying the bot at the
 state after LBR's hypothetical raise.
 
     result = local_best_response(resolve_policy('equity'), hands=2000, seed=0)
@@ -28,7 +31,8 @@ the bot's sampled actions, and a deal pair's mean is the unit of the normal 95% 
 given (seed, batch): batch c's cards and draws come from `jax.random.fold_in(jax.random.key(seed), c)`,
 the same deals and draws as `match.play_match` with that seed and batch.
 
-Glossary: B hands, H = 1,326 hole-card pairs, A actions of the bot's `ActionSet`, R river cards.
+Glossary: B hands, H = 1,326 hole-card pairs, A actions of the bot's `ActionSet`, R runouts (river
+cards, turn and river pairs, or sample boards).
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ import numpy as np
 
 from abstractions import HOLES
 from jaxcfr.poker import defaults
-from jaxcfr.poker.eval.match import Z95, sample_actions, summarise
+from jaxcfr.poker.eval import aivat as aivat_module
+from jaxcfr.poker.eval.match import Z95, aivat_figures, sample_actions, summarise
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.rules.hands import (  # noqa: F401 (also lbr's names, as before the move)
   NUM_PAIRS,
@@ -58,8 +63,35 @@ from jaxcfr.poker.rules.hands import (  # noqa: F401 (also lbr's names, as befor
 )
 
 DEFAULT_BATCH = defaults.LBR_BATCH
-BET_STREETS = (2, 3)  # the main setting: LBR bets on the turn and river, checks or calls before
-_RIVER_CHUNK, _TURN_CHUNK = 64, 8  # rows per jitted equity call (padded: one compiled shape each)
+# LBR's action set per street (preflop, flop, turn, river): letters of f fold, c check/call, p the pot
+# raise, a all-in. The paper's main setting checks or calls preflop and on the flop ('C/C/FCPA/FCPA').
+SETTINGS = {
+  'turn-river': 'c,c,fcpa,fcpa',
+  'all-streets': 'fcpa,fcpa,fcpa,fcpa',
+  'flop-on': 'c,fcpa,fcpa,fcpa',
+}
+DEFAULT_ACTIONS = defaults.LBR_ACTIONS  # = SETTINGS['turn-river']
+_CHUNKS = {5: 64, 4: 8, 3: 1, 0: 1}  # rows per jitted equity call by cards shown (padded: one shape each)
+_RUNOUTS = np.stack(np.triu_indices(47, k=1), axis=1).astype(np.int32)  # [1081, 2] turn-river positions
+PREFLOP_SAMPLES = 1024  # boards per hand of LBR's preflop equity (Monte Carlo)
+
+
+def parse_actions(text: str) -> tuple[str, str, str, str]:
+  """LBR's action set per street from 'c,c,fcpa,fcpa' (four groups of the letters f, c, p, a, each
+  with c) or a name in SETTINGS; ValueError with one line otherwise. Letters come back in fcpa order."""
+  groups = SETTINGS.get(text, text).split(',')
+  if len(groups) != 4 or any(not group or set(group) - set('fcpa') or 'c' not in group for group in groups):
+    names = ', '.join(SETTINGS)
+    raise ValueError(
+      f'LBR actions must be four comma-separated groups of f, c, p, a (fold, check/call, pot, all-in), '
+      f'each with c, e.g. c,c,fcpa,fcpa, or one of {names}; got {text!r}'
+    )
+  return tuple(''.join(letter for letter in 'fcpa' if letter in group) for group in groups)
+
+
+def setting_name(actions) -> str:
+  """The paper's name of an action set: ('c', 'c', 'fcpa', 'fcpa') -> 'C/C/FCPA/FCPA'."""
+  return '/'.join(group.upper() for group in actions)
 
 
 class Decision(NamedTuple):
@@ -96,9 +128,12 @@ class LBRResult:
   seat_ci95: tuple[tuple[float, float], tuple[float, float]]
   seconds: float
   policy_seconds: float  # of `seconds`, the time spent in the policy's strategy queries
+  actions: tuple[str, str, str, str]  # LBR's action set per street (`parse_actions`)
+  aivat: dict | None  # AIVAT's figures (`match.aivat_figures`), None when it was off
   chips: np.ndarray = dataclasses.field(repr=False)
   lbr_seat: np.ndarray = dataclasses.field(repr=False)
   final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
+  aivat_chips: np.ndarray | None = dataclasses.field(default=None, repr=False)  # LBR's estimate per hand
 
   @property
   def hands_per_second(self) -> float:
@@ -112,6 +147,19 @@ class LBRResult:
     pairs = math.ceil((Z95 * self.sd_mbb / (fraction * abs(self.lbr_mbb_per_hand))) ** 2)
     return 2 * max(pairs, 2)
 
+  def deal_pair_mbb(self, aivat: bool = False) -> np.ndarray:
+    """LBR's mbb/hand per deal pair, float64 [deals], in deal order (the unit of the interval; each
+    batch lists its deals with LBR in seat 0, then again in seat 1), of the chips or, with `aivat`, of
+    AIVAT's estimates. Runs on the same seed and batch share their deals, so two runs' arrays pair up."""
+    per_batch, units, at = self.batch // 2, [], 0
+    chips = self.aivat_chips if aivat else self.chips
+    for first in range(0, self.deals, per_batch):
+      count = min(per_batch, self.deals - first)
+      won = chips[at : at + 2 * count].astype(np.float64)
+      units.append((won[:count] + won[count:]) / 2)
+      at += 2 * count
+    return np.concatenate(units) * 1000.0 / self.big_blind
+
   def to_json(self) -> dict:
     """The figures as JSON-ready values (no per-hand arrays)."""
     return dict(
@@ -124,13 +172,15 @@ class LBRResult:
       seed=self.seed,
       batch=self.batch,
       big_blind=self.big_blind,
-      setting='C/C/FCPA/FCPA',
+      setting=setting_name(self.actions),
+      lbr_actions=','.join(self.actions),
       sd_mbb=self.sd_mbb,
       hands_for_ci_10pct=self.hands_for_precision(0.1),
       seats=[
         dict(seat=seat, lbr_mbb_per_hand=self.seat_mbb[seat], ci95_low=low, ci95_high=high)
         for seat, (low, high) in enumerate(self.seat_ci95)
       ],
+      aivat=self.aivat,
       seconds=self.seconds,
       policy_seconds=self.policy_seconds,
       hands_per_second=self.hands_per_second,
@@ -156,6 +206,7 @@ def _scores_function(shown: int):
   import jax.numpy as jnp  # noqa: PLC0415
 
   from abstractions import hand_rank  # noqa: PLC0415
+  from jaxcfr.poker.eval.aivat import sample_boards  # noqa: PLC0415
 
   pairs = jnp.asarray(HOLES)
 
@@ -181,44 +232,75 @@ def _scores_function(shown: int):
     is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)  # [n, 52]
     rivers = jnp.argsort(is_known, axis=1, stable=True)[:, :46]  # [n, R]: unseen cards, ascending
     boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :4], (n, 46, 4)), rivers[..., None]], -1)
+    return averaged(hole, boards)
+
+  def averaged(hole, boards):
+    """[n, H]: the score on each of the boards [n, R, 5] averaged over those the pair does not touch."""
+    n, runs = boards.shape[:2]
     theirs = hand_rank(
       jnp.concatenate(
         [
-          jnp.broadcast_to(pairs, (n, 46, NUM_PAIRS, 2)),
-          jnp.broadcast_to(boards[:, :, None], (n, 46, NUM_PAIRS, 5)),
+          jnp.broadcast_to(pairs, (n, runs, NUM_PAIRS, 2)),
+          jnp.broadcast_to(boards[:, :, None], (n, runs, NUM_PAIRS, 5)),
         ],
         -1,
       )
     )  # [n, R, H]
-    ours = hand_rank(jnp.concatenate([jnp.broadcast_to(hole[:, None], (n, 46, 2)), boards], -1))  # [n, R]
-    free = ~(pairs[None, None] == rivers[:, :, None, None]).any(axis=-1)  # [n, R, H]
+    ours = hand_rank(jnp.concatenate([jnp.broadcast_to(hole[:, None], (n, runs, 2)), boards], -1))  # [n, R]
+    free = ~(pairs[None, None, :, :, None] == boards[:, :, None, None, :]).any(axis=(-1, -2))  # [n, R, H]
     total = jnp.where(free, score(ours[..., None], theirs), 0.0).sum(axis=1)
     return total / jnp.maximum(free.sum(axis=1), 1)
 
-  return jax.jit(river if shown == 5 else turn)
+  def flop(hole, board):
+    """[n, H]: the score averaged over every turn and river (C(47, 2) = 1,081 runouts of the cards LBR
+    does not see), those touching the pair left out (990 for a pair the cards do not block)."""
+    n = hole.shape[0]
+    known = jnp.concatenate([hole, board[:, :3]], axis=1)  # [n, 5]
+    is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)
+    unseen = jnp.argsort(is_known, axis=1, stable=True)[:, :47]  # [n, 47]
+    runouts = unseen[:, _RUNOUTS]  # [n, 1081, 2]
+    boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :3], (n, len(_RUNOUTS), 3)), runouts], -1)
+    return averaged(hole, boards)
+
+  def preflop(hole, keys):
+    """[n, H]: the score averaged over PREFLOP_SAMPLES boards drawn uniformly (5 of the 50 cards LBR
+    does not see) with each hand's key, those touching the pair left out: a Monte Carlo estimate."""
+    n = hole.shape[0]
+    is_known = (jnp.arange(52)[None, :, None] == hole[:, None, :]).any(axis=-1)
+    unseen = jnp.argsort(is_known, axis=1, stable=True)[:, :50]  # [n, 50]
+    positions = jax.vmap(lambda key: sample_boards(key, 50, PREFLOP_SAMPLES))(keys)  # [n, K, 5]
+    boards = jnp.take_along_axis(unseen, positions.reshape(n, -1), axis=1).reshape(n, PREFLOP_SAMPLES, 5)
+    return averaged(hole, boards)
+
+  return jax.jit({5: river, 4: turn, 3: flop, 0: preflop}[shown])
 
 
-def showdown_scores(hole, board, shown) -> np.ndarray:
+def showdown_scores(hole, board, shown, keys=None) -> np.ndarray:
   """LBR's expected showdown score against each pair of the bot if the hand is checked down, float64
-  [n, H]: 1 for a win, 1/2 for a tie, 0 for a loss; on the turn averaged over the river cards that
-  LBR's cards, the board and the pair leave; 0 for the pairs that LBR's cards or the board block.
+  [n, H]: 1 for a win, 1/2 for a tie, 0 for a loss, averaged over the cards still to come that LBR's
+  cards, the board and the pair leave (exact on the flop, turn and river; preflop a Monte Carlo mean
+  over PREFLOP_SAMPLES boards drawn with `keys` [n], one `jax.random.key` per hand, independent of the
+  deal); 0 for the pairs that LBR's cards or the board block.
 
-  hole int [n, 2] LBR's cards; board int [n, 5] (cards past `shown` are ignored); shown int [n], 4 or 5.
-  Equity against a range pi is then `equity(pi, scores)`: under card removal every unblocked pair
-  meets the same number of river cards, so the average over (pair, river) is pi-weighted per pair.
+  hole int [n, 2] LBR's cards; board int [n, 5] (cards past `shown` are ignored); shown int [n]: 0, 3,
+  4 or 5. Equity against a range pi is then `equity(pi, scores)`: under card removal every unblocked
+  pair meets the same number of runouts, so the average over (pair, runout) is pi-weighted per pair.
   """
   hole, board = np.asarray(hole, np.int32), np.asarray(board, np.int32)
   shown = np.asarray(shown)
-  if np.any((shown != 4) & (shown != 5)):
-    raise ValueError('showdown scores need a turn or river board (4 or 5 cards shown)')
+  if np.any(~np.isin(shown, (0, 3, 4, 5))):
+    raise ValueError('showdown scores need 0, 3, 4 or 5 board cards shown')
+  if np.any(shown == 0) and keys is None:
+    raise ValueError('preflop showdown scores need keys for their sample boards')
   board = np.where(np.arange(5) < shown[:, None], board, 0)  # hidden cards do not matter
   result = np.zeros((len(hole), NUM_PAIRS))
-  for count, chunk in ((5, _RIVER_CHUNK), (4, _TURN_CHUNK)):
+  for count, chunk in _CHUNKS.items():
     index = np.flatnonzero(shown == count)
     for start in range(0, len(index), chunk):
       rows = index[start : start + chunk]
       pad = np.concatenate([rows, np.repeat(rows[:1], chunk - len(rows))])
-      result[rows] = np.asarray(_scores_function(count)(hole[pad], board[pad]), np.float64)[: len(rows)]
+      second = keys[pad] if count == 0 else board[pad]
+      result[rows] = np.asarray(_scores_function(count)(hole[pad], second), np.float64)[: len(rows)]
   cards = np.concatenate([hole, np.where(np.arange(5) < shown[:, None], board, -1)], axis=1)
   return np.where(blocked(cards), 0.0, result)
 
@@ -247,10 +329,14 @@ class _Timed:
       self.seconds += time.perf_counter() - start
 
 
-def decide(policy, state: nlhe.HandState, weights: np.ndarray, scores: np.ndarray) -> Decision:
+def decide(
+  policy, state: nlhe.HandState, weights: np.ndarray, scores: np.ndarray, actions=DEFAULT_ACTIONS
+) -> Decision:
   """LBR's action in every hand of `state` (unfinished, LBR to act) against the bot's range `weights`
-  [n, H] with LBR's showdown `scores` [n, H] (read on the turn and river only): check or call before the
-  turn, the best value of the module's formulas after."""
+  [n, H] with LBR's showdown `scores` [n, H] (read only where the street's action set `actions`
+  (`parse_actions`) offers more than check/call): check or call where it does not, else the best
+  value of the module's formulas among the street's actions."""
+  actions = parse_actions(actions) if isinstance(actions, str) else actions
   n = len(state.street)
   rows = np.arange(n)
   player = state.to_act.astype(np.int64)
@@ -259,19 +345,22 @@ def decide(policy, state: nlhe.HandState, weights: np.ndarray, scores: np.ndarra
   pot = nlhe.pot(state).astype(np.float64)
   to_call = (options.call_to - mine).astype(np.float64)
   top = np.maximum(mine, theirs)
-  betting = np.isin(state.street, BET_STREETS)
+  offered = np.array([[letter in group for letter in 'fpa'] for group in actions])[state.street]  # [n, 3]
+  betting = offered.any(axis=1)
+  may_fold = betting & offered[:, 0] & options.can_fold
   wp = np.where(betting, equity(weights, scores), np.nan)
   utility = np.full((n, 4), np.nan)
-  utility[:, 0] = np.where(betting & options.can_fold, 0.0, np.nan)
+  utility[:, 0] = np.where(may_fold, 0.0, np.nan)
   utility[:, 1] = np.where(betting, wp * pot - (1 - wp) * to_call, np.nan)
   raise_to = np.stack([nlhe.pot_raise_to(state), options.max_raise_to], axis=1)  # [n, 2]
   fold_probability = np.full((n, 2), np.nan)
-  consider = betting & options.can_raise
   for slot in (0, 1):
-    index = np.flatnonzero(consider & ((slot == 0) | (raise_to[:, 1] != raise_to[:, 0])))
+    consider = options.can_raise & offered[:, 1 + slot]
     if slot == 1:  # an all-in that is the pot raise has its values
-      same = consider & (raise_to[:, 1] == raise_to[:, 0])
+      same = consider & offered[:, 1] & (raise_to[:, 1] == raise_to[:, 0])
       fold_probability[same, 1], utility[same, 3] = fold_probability[same, 0], utility[same, 2]
+      consider &= ~same
+    index = np.flatnonzero(consider)
     if not len(index):
       continue
     hypothetical = nlhe.apply(nlhe.take(state, index), nlhe.RAISE, raise_to[index, slot])
@@ -285,23 +374,44 @@ def decide(policy, state: nlhe.HandState, weights: np.ndarray, scores: np.ndarra
     utility[index, 2 + slot] = fp * p + (1 - fp) * (wp_called * (p + bet) - (1 - wp_called) * (c + bet))
   best = 1 + np.argmax(np.where(np.isnan(utility[:, 1:]), -np.inf, utility[:, 1:]), axis=1)  # first max
   value = utility[rows, best]
-  best = np.where(betting & options.can_fold & ~(value > 0), 0, np.where(betting, best, 1))
+  best = np.where(may_fold & ~(value > 0), 0, np.where(betting, best, 1))
   kind = np.array([nlhe.FOLD, nlhe.CALL, nlhe.RAISE, nlhe.RAISE], np.int8)[best]
   amount = np.where(best >= 2, raise_to[rows, np.maximum(best - 2, 0)], 0)
   return Decision(kind, amount.astype(np.int64), utility, raise_to, fold_probability, wp)
 
 
 def play(
-  policy, state: nlhe.HandState, lbr_seat: np.ndarray, draws: np.ndarray, on_step=None
+  policy,
+  state: nlhe.HandState,
+  lbr_seat: np.ndarray,
+  draws: np.ndarray,
+  on_step=None,
+  actions=DEFAULT_ACTIONS,
+  key=None,
+  tracker=None,
 ) -> nlhe.HandState:
-  """Plays every hand of `state` to the end: LBR in seat `lbr_seat` int [B] against `policy`, whose
-  actions are sampled with the uniforms draws float [B, L] (one per action slot of a hand).
+  """Plays every hand of `state` to the end: LBR in seat `lbr_seat` int [B] with the action sets
+  `actions` (`parse_actions`) against `policy`, whose actions are sampled with the uniforms draws
+  float [B, L] (one per action slot of a hand). `key` (a `jax.random.key`, independent of the deal)
+  draws the sample boards of LBR's preflop equity, hand i's from `fold_in(key, i)`; needed only where
+  LBR acts preflop.
 
+  `tracker` (`aivat.Tracker`), if given, sees the bot's decisions and every chance step (LBR's own
+  decisions are deterministic: their corrections are 0).
   on_step(state, weights, kind, amount), if given, sees each step before it is applied: the bot's range
   [B, H] as LBR sees it then, and the actions about to be taken [B] (for tests)."""
+  setting = parse_actions(actions) if isinstance(actions, str) else actions
   batch = len(state.street)
   lbr_seat = np.asarray(lbr_seat, np.int64)
   name = getattr(policy, 'name', repr(policy))
+  looks = np.array([group != 'c' for group in setting])  # [4] the streets where LBR reads its equity
+  keys = None
+  if looks[0]:
+    import jax  # noqa: PLC0415
+
+    if key is None:
+      raise ValueError('LBR that acts preflop needs a key for its preflop equity')
+    keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(np.arange(batch, dtype=np.uint32))
   weights = initial_range(state, lbr_seat)
   scores = np.zeros((batch, NUM_PAIRS))
   scored = np.full(batch, -1)  # the street of each hand's scores
@@ -325,18 +435,23 @@ def play(
           f'policy {name}: chose an illegal action (kind {kind[bot][first]}, amount {amount[bot][first]})'
         )
       weights[bot] = observe(weights[bot], actions, probs, choice)
+      if tracker is not None:
+        tracker.decide(bot, sub, actions, probs[n, own], choice, policy)
     mine = np.flatnonzero(live & (state.to_act == lbr_seat))
     if len(mine):
-      need = mine[np.isin(state.street[mine], BET_STREETS) & (scored[mine] != state.street[mine])]
+      need = mine[looks[state.street[mine]] & (scored[mine] != state.street[mine])]
       if len(need):
         hole = state.hole[need, lbr_seat[need]]
-        scores[need] = showdown_scores(hole, state.board[need], nlhe.board_size(nlhe.take(state, need)))
+        shown = nlhe.board_size(nlhe.take(state, need))
+        scores[need] = showdown_scores(hole, state.board[need], shown, None if keys is None else keys[need])
         scored[need] = state.street[need]
-      decision = decide(policy, nlhe.take(state, mine), weights[mine], scores[mine])
+      decision = decide(policy, nlhe.take(state, mine), weights[mine], scores[mine], setting)
       kind[mine], amount[mine] = decision.kind, decision.amount
     if on_step is not None:
       on_step(state, weights.copy(), kind.copy(), amount.copy())
-    state = nlhe.apply(state, kind, amount, live)
+    before, state = state, nlhe.apply(state, kind, amount, live)
+    if tracker is not None:
+      tracker.advance(before, state)
   return state
 
 
@@ -348,11 +463,17 @@ def local_best_response(
   rules=nlhe.DEFAULT_RULES,
   progress: Callable[[int], None] | None = None,
   keep_hands: bool = False,
+  actions: str | tuple = DEFAULT_ACTIONS,
+  aivat: bool = True,
 ) -> LBRResult:
   """LBR against `policy` (`nlhe.Policy`) over `hands` hands (rounded up to whole deal pairs, at least
   4), `batch` hands at a time (batch // 2 deals, each in both seats): LBR's mbb/hand with its 95%
   interval over deal pairs, and per seat; see the module. progress(hands_done) is called after each
-  batch; keep_hands keeps the finished hands (`final`)."""
+  batch; keep_hands keeps the finished hands (`final`). `actions`: LBR's action set per street
+  (`parse_actions`: 'c,c,fcpa,fcpa', the paper's main setting, by default; 'all-streets' bets
+  everywhere). The deals and the bot's draws do not depend on the setting: paired runs compare them.
+  With `aivat` the result also carries AIVAT's estimate of LBR's winnings (`eval.aivat`, the check-down
+  value; its own random numbers), unbiased like the plain one and usually with less variance."""
   import jax  # noqa: PLC0415
 
   if not isinstance(hands, int) or isinstance(hands, bool) or hands < 4:
@@ -361,25 +482,39 @@ def local_best_response(
     raise ValueError(f'batch must be a whole number >= 2, got {batch!r}')
   if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
     raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
+  actions = parse_actions(actions) if isinstance(actions, str) else parse_actions(','.join(actions))
   deals = -(-hands // 2)
   per_batch = batch // 2
   timed = _Timed(policy)
   key = jax.random.key(seed)
   start = time.perf_counter()
-  chips, seats, units, finals = [], [], [], []
+  chips, seats, units, finals, estimates, estimate_units = [], [], [], [], [], []
   done = 0
   for chunk, first in enumerate(range(0, deals, per_batch)):
     count = min(per_batch, deals - first)
-    deal_key, draw_key = jax.random.split(jax.random.fold_in(key, chunk))
+    chunk_key = jax.random.fold_in(key, chunk)
+    deal_key, draw_key = jax.random.split(chunk_key)
     state = nlhe.deal(deal_key, count, rules)
     draws = nlhe.generator(draw_key).random(state.noise.shape)  # [count, L]
+    tracker = None
+    if aivat:  # one preflop estimate per deal, shared by its two copies
+      preflop = aivat_module.preflop_equity(state.hole, jax.random.fold_in(chunk_key, 1))
     state = nlhe.concatenate([state, state])
     draws = np.concatenate([draws, draws])
     lbr_seat = np.repeat(np.array([0, 1], np.int8), count)
-    state = play(timed, state, lbr_seat, draws)
-    won = nlhe.payoffs(state)[np.arange(2 * count), lbr_seat]
+    if aivat:
+      tracker = aivat_module.Tracker(state, np.concatenate([preflop, preflop]))
+    lbr_key = jax.random.fold_in(chunk_key, 2)
+    state = play(timed, state, lbr_seat, draws, actions=actions, key=lbr_key, tracker=tracker)
+    payoffs = nlhe.payoffs(state)
+    won = payoffs[np.arange(2 * count), lbr_seat]
     chips.append(won)
     units.append((won[:count] + won[count:]) / 2)
+    if aivat:
+      estimate = tracker.estimate(state, payoffs)
+      estimate = np.where(lbr_seat == 0, estimate, -estimate)  # LBR's chips
+      estimates.append(estimate)
+      estimate_units.append((estimate[:count] + estimate[count:]) / 2)
     seats.append(lbr_seat)
     if keep_hands:
       finals.append(state)
@@ -388,6 +523,10 @@ def local_best_response(
       progress(done)
   seconds = time.perf_counter() - start
   summary = summarise(units, chips, seats, rules.big_blind)
+  figures = None
+  if aivat:
+    corrected = summarise(estimate_units, estimates, seats, rules.big_blind)
+    figures = aivat_figures(corrected, summary['sd_mbb'], 'equity', aivat_module.DEFAULT_SAMPLES, 0)
   return LBRResult(
     policy=timed.name,
     hands=summary['hands'],
@@ -403,6 +542,9 @@ def local_best_response(
     seat_ci95=summary['seat_ci95'],
     seconds=seconds,
     policy_seconds=timed.seconds,
+    actions=actions,
+    aivat=figures,
+    aivat_chips=np.concatenate(estimates) if aivat else None,
     chips=summary['chips'],
     lbr_seat=summary['seats'],
     final=nlhe.concatenate(finals) if keep_hands else None,

@@ -27,6 +27,7 @@ from jaxcfr.poker.rules import nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
 Z95 = 1.959963984540054  # the normal 97.5% quantile
+AIVAT_VALUES = ('equity', 'rollouts', None)  # AIVAT's value functions (`eval.aivat`), None: off
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +54,8 @@ class MatchResult:
   chips: np.ndarray = dataclasses.field(repr=False)
   a_seat: np.ndarray = dataclasses.field(repr=False)
   final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
+  aivat: dict | None = None  # AIVAT's figures (`aivat_figures`), None when it was off
+  aivat_chips: np.ndarray | None = dataclasses.field(default=None, repr=False)  # A's estimate per hand
 
   @property
   def hands_per_second(self) -> float:
@@ -77,9 +80,30 @@ class MatchResult:
         dict(seat=seat, mbb_per_hand=self.seat_mbb[seat], ci95_low=low, ci95_high=high)
         for seat, (low, high) in enumerate(self.seat_ci95)
       ],
+      aivat=self.aivat,
       seconds=self.seconds,
       hands_per_second=self.hands_per_second,
     )
+
+
+def aivat_figures(summary: dict, plain_sd: float, value: str, samples: int, rollouts: int) -> dict:
+  """AIVAT's figures for the JSON and the report from its `summarise` of the estimates: mean, 95%
+  interval, sd of one unit, per seat, and how many times fewer hands than plain it needs."""
+  from jaxcfr.poker.eval import aivat  # noqa: PLC0415
+
+  return dict(
+    mbb_per_hand=summary['mean'],
+    ci95_low=summary['ci95_low'],
+    ci95_high=summary['ci95_high'],
+    sd_mbb=summary['sd_mbb'],
+    seats=[
+      dict(seat=seat, mbb_per_hand=summary['seat_mbb'][seat], ci95_low=low, ci95_high=high)
+      for seat, (low, high) in enumerate(summary['seat_ci95'])
+    ],
+    hands_ratio=aivat.hands_ratio(plain_sd, summary['sd_mbb']),
+    value_function=value,
+    **({'preflop_samples': samples} if value == 'equity' else {'rollouts_per_node': rollouts}),
+  )
 
 
 def _mean_ci(values: np.ndarray) -> tuple[float, float, float, float]:
@@ -139,9 +163,12 @@ def sample_actions(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
   return np.minimum(choice, last_positive)
 
 
-def _play_batch(policies, state: nlhe.HandState, a_seat: np.ndarray, draws: np.ndarray) -> nlhe.HandState:
+def _play_batch(
+  policies, state: nlhe.HandState, a_seat: np.ndarray, draws: np.ndarray, tracker=None
+) -> nlhe.HandState:
   """Plays every hand of `state` to the end: policies (A, B); A sits in seat `a_seat` [B]; draws
-  float [B, L] are the uniforms of the hands' successive actions."""
+  float [B, L] are the uniforms of the hands' successive actions; `tracker` (`aivat.Tracker`), if
+  given, sees every decision and chance step."""
   rows = np.arange(len(a_seat))
   while not state.finished.all():
     live = ~state.finished
@@ -166,7 +193,11 @@ def _play_batch(policies, state: nlhe.HandState, a_seat: np.ndarray, draws: np.n
           f'policy {policy.name}: chose an illegal action (kind {kind[index][first]}, amount '
           f'{amount[index][first]}) with probability {probs[first, choice[first]]:.3g}'
         )
-    state = nlhe.apply(state, kind, amount, live)
+      if tracker is not None:
+        tracker.decide(index, sub, actions, probs, choice, policy)
+    before, state = state, nlhe.apply(state, kind, amount, live)
+    if tracker is not None:
+      tracker.advance(before, state)
   return state
 
 
@@ -180,6 +211,9 @@ def play_match(
   rules=nlhe.DEFAULT_RULES,
   keep_hands: bool = False,
   on_progress: Callable[[int], None] | None = None,
+  aivat: str | None = 'equity',
+  aivat_samples: int = defaults.AIVAT_SAMPLES,
+  aivat_rollouts: int = defaults.AIVAT_ROLLOUTS,
 ) -> MatchResult:
   """Plays `hands` hands of policy A against policy B (`nlhe.Policy`) and reports A's result in
   mbb/hand (chips / big blind * 1000) with its 95% confidence interval; see the module.
@@ -187,8 +221,15 @@ def play_match(
   In duplicate mode `hands` is rounded up to an even number (whole deal pairs) and a batch holds
   batch // 2 deals. The interval needs at least two units: 4 hands in duplicate, else 2.
   on_progress(hands_done) is called after each batch; keep_hands keeps the finished hands (`final`).
+  With `aivat` the result also carries AIVAT's estimate (`eval.aivat`), its random numbers drawn with
+  a key of their own (the deals and draws are those of a run without it): 'equity', the check-down
+  value (`aivat_samples` preflop boards per deal), or 'rollouts', B's own value (`aivat_rollouts`
+  playouts of B against itself per node; B should be a fast policy, e.g. the blueprint under A's
+  search); None for none.
   """
   import jax  # noqa: PLC0415
+
+  from jaxcfr.poker.eval import aivat as aivat_module  # noqa: PLC0415
 
   if not isinstance(hands, int) or hands < (4 if duplicate else 2):
     raise ValueError(f'hands must be a whole number >= {4 if duplicate else 2}, got {hands!r}')
@@ -196,29 +237,50 @@ def play_match(
     raise ValueError(f'batch must be a whole number >= {2 if duplicate else 1}, got {batch!r}')
   if not isinstance(seed, int) or seed < 0:
     raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
+  if aivat not in AIVAT_VALUES:
+    raise ValueError(f'aivat must be one of {", ".join(map(str, AIVAT_VALUES))}, got {aivat!r}')
   copies = 2 if duplicate else 1
   deals = -(-hands // copies)
   per_batch = batch // copies
   key = jax.random.key(seed)
   start = time.perf_counter()
-  chips, seats, units, finals = [], [], [], []
+  chips, seats, units, finals, estimates, estimate_units = [], [], [], [], [], []
   done = 0
   for chunk, first in enumerate(range(0, deals, per_batch)):
     count = min(per_batch, deals - first)
-    deal_key, draw_key = jax.random.split(jax.random.fold_in(key, chunk))
+    chunk_key = jax.random.fold_in(key, chunk)
+    deal_key, draw_key = jax.random.split(chunk_key)
     state = nlhe.deal(deal_key, count, rules)
     draws = nlhe.generator(draw_key).random(state.noise.shape)  # [count, L]
+    tracker, aivat_key = None, jax.random.fold_in(chunk_key, 1)
+    copies_of = (lambda x: np.concatenate([x, x])) if duplicate else (lambda x: x)
+    if aivat == 'equity':  # one preflop estimate per deal, shared by its two copies
+      preflop = copies_of(aivat_module.preflop_equity(state.hole, aivat_key, aivat_samples))
+    elif aivat == 'rollouts':
+      rng = nlhe.generator(aivat_key)
+      root = copies_of(aivat_module.rollout_values(policy_b, state, rng, aivat_rollouts, _play_batch))
     if duplicate:
       state = nlhe.concatenate([state, state])
       draws = np.concatenate([draws, draws])
       a_seat = np.repeat(np.array([0, 1], np.int8), count)
     else:
       a_seat = ((first + np.arange(count)) % 2).astype(np.int8)
-    state = _play_batch((policy_a, policy_b), state, a_seat, draws)
-    won = nlhe.payoffs(state)[np.arange(len(a_seat)), a_seat]  # [hands of the batch]
+    if aivat == 'equity':
+      tracker = aivat_module.Tracker(state, preflop)
+    elif aivat == 'rollouts':
+      tracker = aivat_module.RolloutTracker(state, policy_b, rng, aivat_rollouts, _play_batch, root)
+    state = _play_batch((policy_a, policy_b), state, a_seat, draws, tracker)
+    rows = np.arange(len(a_seat))
+    payoffs = nlhe.payoffs(state)
+    won = payoffs[rows, a_seat]  # [hands of the batch]
     chips.append(won)
     units.append((won[:count] + won[count:]) / 2 if duplicate else won.astype(np.float64))
     seats.append(a_seat)
+    if aivat:
+      estimate = tracker.estimate(state, payoffs)
+      estimate = np.where(a_seat == 0, estimate, -estimate)  # A's chips
+      estimates.append(estimate)
+      estimate_units.append((estimate[:count] + estimate[count:]) / 2 if duplicate else estimate)
     if keep_hands:
       finals.append(state)
     done += len(a_seat)
@@ -226,6 +288,10 @@ def play_match(
       on_progress(done)
   seconds = time.perf_counter() - start
   summary = summarise(units, chips, seats, rules.big_blind)  # units: deal pairs' means, or hands
+  figures = None
+  if aivat:
+    corrected = summarise(estimate_units, estimates, seats, rules.big_blind)
+    figures = aivat_figures(corrected, summary['sd_mbb'], aivat, aivat_samples, aivat_rollouts)
   return MatchResult(
     policy_a=getattr(policy_a, 'name', repr(policy_a)),
     policy_b=getattr(policy_b, 'name', repr(policy_b)),
@@ -245,4 +311,6 @@ def play_match(
     chips=summary['chips'],
     a_seat=summary['seats'],
     final=nlhe.concatenate(finals) if keep_hands else None,
+    aivat=figures,
+    aivat_chips=np.concatenate(estimates) if aivat else None,
   )

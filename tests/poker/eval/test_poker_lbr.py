@@ -3,6 +3,7 @@ and the equities against brute-force loops (pokerkit as the hand evaluator where
 LBR's choices against a direct evaluation of the paper's formulas, determinism, and
 `jaxcfr blueprint evaluate --lbr` end to end."""
 
+import itertools
 import json
 
 import numpy as np
@@ -231,18 +232,26 @@ def test_observe_adds_up_duplicate_slots_and_renormalises():
 # Equity: the showdown scores against loops over the opponent's pairs (and the river cards).
 
 
-def brute_force_scores(hole, board):
-  """LBR's score against each pair on a turn or river board by loops: 1 win, 1/2 tie, 0 loss, averaged
-  over the river cards that neither hand nor board holds; 0 for blocked pairs. float64 [1326]."""
+def brute_force_scores(hole, board, only=None):
+  """LBR's score against each pair on a flop, turn or river board by loops: 1 win, 1/2 tie, 0 loss,
+  averaged over the runouts (the turn and river, or the river) that neither hand nor board holds; 0 for
+  blocked pairs (and for pairs not in `only`, a set of pair indices, if given). float64 [1326]."""
   dead = {int(c) for c in (*hole, *board)}
-  rivers = [c for c in range(52) if c not in dead] if len(board) == 4 else [None]
+  unseen = [c for c in range(52) if c not in dead]
+  runouts = list(itertools.combinations(unseen, 5 - len(board)))
   rows, keys = [], []
-  for r in rivers:
-    full = list(board) + ([r] if r is not None else [])
+  for r in runouts:
+    full = list(board) + list(r)
     rows.append([*hole, *full])
     keys.append((r, -1))
     for h, (a, b) in enumerate(HOLES):
-      if int(a) not in dead and int(b) not in dead and r not in (a, b):
+      if (
+        int(a) not in dead
+        and int(b) not in dead
+        and a not in r
+        and b not in r
+        and (only is None or h in only)
+      ):
         rows.append([a, b, *full])
         keys.append((r, h))
   ranks = dict(zip(keys, np.asarray(hand_rank(np.array(rows, np.int32))).tolist(), strict=True))
@@ -291,9 +300,55 @@ def test_showdown_scores_match_a_loop_over_pairs_and_rivers(cards):
   assert lbr.equity(weights[None], scores[None])[0] == pytest.approx(expected, abs=1e-6)
 
 
-def test_showdown_scores_refuse_a_flop():  # LBR only checks or calls there: no equity needed
-  with pytest.raises(ValueError, match='turn or river'):
-    lbr.showdown_scores(np.array([[0, 1]]), np.array([[4, 5, 6, 0, 0]]), np.array([3]))
+def test_showdown_scores_on_a_flop_average_every_turn_and_river():
+  hole, board = parse_cards('Th9h'), parse_cards('8h7c2h')
+  padded = np.array([*board, 0, 0])
+  scores = lbr.showdown_scores(np.array([hole]), padded[None], np.array([3]))[0]
+  free = np.flatnonzero(~np.isin(HOLES, [*hole, *board]).any(axis=1))
+  only = set(np.random.default_rng(3).choice(free, 40, replace=False).tolist())
+  loops = brute_force_scores(hole, board, only)
+  index = sorted(only)
+  np.testing.assert_allclose(scores[index], loops[index], rtol=0, atol=1e-6)
+  assert np.all(scores[np.isin(HOLES, [*hole, *board]).any(axis=1)] == 0)
+
+
+def test_preflop_scores_average_the_sample_boards_that_miss_the_pair():
+  """Preflop LBR's scores are a Monte Carlo mean over PREFLOP_SAMPLES boards from the hand's key: the
+  same boards, drawn again here, give the same scores pair by pair in a loop; and the estimate of an
+  equity is within its noise of the exact one."""
+  import jax
+
+  from jaxcfr.poker.eval.aivat import sample_boards
+
+  hole = parse_cards('AhKh')
+  key = jax.random.key(7)
+  scores = lbr.showdown_scores(np.array([hole]), np.zeros((1, 5)), np.array([0]), keys=key[None])[0]
+  unseen = np.array([c for c in range(52) if c not in hole])
+  boards = unseen[np.asarray(sample_boards(key, 50, lbr.PREFLOP_SAMPLES))]  # [K, 5]
+  rng = np.random.default_rng(0)
+  pairs = rng.choice(np.flatnonzero(~np.isin(HOLES, hole).any(axis=1)), 12, replace=False)
+  for h in pairs:
+    a, b = HOLES[h]
+    kept = boards[~np.isin(boards, (a, b)).any(axis=1)]
+    mine = hand_rank(np.concatenate([np.broadcast_to(hole, (len(kept), 2)), kept], 1))
+    theirs = hand_rank(np.concatenate([np.broadcast_to((a, b), (len(kept), 2)), kept], 1))
+    expected = np.mean(np.where(mine > theirs, 1.0, np.where(mine == theirs, 0.5, 0.0)))
+    assert scores[h] == pytest.approx(expected, abs=1e-6)
+  assert np.all(scores[np.isin(HOLES, hole).any(axis=1)] == 0)
+  aces = pair_of('AsAd')  # AKs against aces: about 12%
+  assert 0.08 < scores[aces] < 0.17
+
+
+def pair_of(text):
+  a, b = parse_cards(text)
+  return int(lbr.PAIR_INDEX[a, b])
+
+
+def test_showdown_scores_refuse_what_they_cannot_value():
+  with pytest.raises(ValueError, match='0, 3, 4 or 5'):
+    lbr.showdown_scores(np.array([[0, 1]]), np.array([[4, 5, 0, 0, 0]]), np.array([2]))
+  with pytest.raises(ValueError, match='need keys'):
+    lbr.showdown_scores(np.array([[0, 1]]), np.zeros((1, 5)), np.array([0]))
 
 
 @pytest.mark.parametrize('cards', ['AsKd 2c7h9dTs', 'Jc9c Tc8c2dQh', '7h7d 7c2s2hKs'])
@@ -337,10 +392,10 @@ SPOTS = [
 ]
 
 
-def direct_values(lbr_hole, board, shown, actions, hole, weights, raise_tos):
+def direct_values(lbr_hole, board, shown, actions, hole, weights, raise_tos, only=None):
   """U(fold), U(call), U(pot), U(all-in) of the formulas, with pair-by-pair loops: wp over the scores of
   `brute_force_scores`, fp from the bot queried at the state after each raise (replayed from scratch)."""
-  scores = brute_force_scores(lbr_hole, board[:shown])
+  scores = brute_force_scores(lbr_hole, board[:shown], only)  # `only`: the pairs with weight
   state = nlhe.from_actions([actions], hole[None], board[None])
   seat = int(state.to_act[0])
   mine, theirs = int(state.round_bet[0, seat]), int(state.round_bet[0, 1 - seat])
@@ -398,6 +453,69 @@ def test_decisions_match_the_formulas_on_hand_made_spots():
   assert len(kinds) >= 2  # the spots do not all end in the same choice
 
 
+@pytest.mark.parametrize(
+  'text,expected',
+  [
+    ('turn-river', ('c', 'c', 'fcpa', 'fcpa')),
+    ('all-streets', ('fcpa', 'fcpa', 'fcpa', 'fcpa')),
+    ('c,cf,apc,fc', ('c', 'fc', 'cpa', 'fc')),
+  ],
+)
+def test_action_sets_parse_into_fcpa_order(text, expected):
+  assert lbr.parse_actions(text) == expected
+  assert lbr.setting_name(expected) == '/'.join(group.upper() for group in expected)
+
+
+@pytest.mark.parametrize('text', ['c,c,fcpa', 'c,c,fpa,fcpa', 'c,c,fcpx,fcpa', 'c,,c,c', 'everything'])
+def test_bad_action_sets_are_refused_in_one_line(text):
+  with pytest.raises(ValueError, match='four comma-separated groups'):
+    lbr.parse_actions(text)
+
+
+def test_decisions_on_the_flop_match_the_formulas_when_lbr_bets_there():
+  """The flop spot of the all-street setting: U of every action against the direct evaluation with the
+  brute-force flop scores, and the choice is the best of them."""
+  rng = np.random.default_rng(8)
+  hole = np.zeros((2, 2), np.int64)
+  hole[1], hole[0] = parse_cards('Th9h'), parse_cards('AcJd')
+  board = np.array(parse_cards('8h7c2hKs3d'))
+  actions = [(1, 0), (1, 0)]  # limp, check: LBR (big blind) first on the flop
+  state = nlhe.from_actions([actions], hole[None], board[None])
+  assert state.street[0] == 1 and state.to_act[0] == 1
+  weights = lbr.initial_range(state, np.array([1])) * rng.random((1, len(HOLES)))
+  weights *= rng.random(weights.shape) < 0.04  # a sparse range: the loops visit its pairs only
+  only = set(np.flatnonzero(weights[0]).tolist())
+  scores = lbr.showdown_scores(state.hole[:, 1], state.board, nlhe.board_size(state))
+  decision = lbr.decide(Scripted(), state, weights, scores, 'all-streets')
+  raise_tos = tuple(decision.raise_to[0])
+  expected = direct_values(hole[1], board, 3, actions, state.hole[0], weights[0], raise_tos, only)
+  np.testing.assert_allclose(decision.utility[0], expected, rtol=1e-9, atol=1e-6)
+  best = int(np.nanargmax(expected[1:])) + 1
+  kind = [FOLD, CALL, RAISE, RAISE][best]
+  assert decision.kind[0] == kind
+  calls = lbr.decide(Scripted(), state, weights, scores, 'turn-river')  # the main setting only calls there
+  assert calls.kind[0] == CALL and np.isnan(calls.utility).all()
+
+
+def test_all_street_lbr_against_always_fold_raises_preflop_and_wins_750_too():
+  result = lbr.local_best_response(
+    bots.resolve_policy('always-fold'), 40, seed=1, batch=16, actions='all-streets'
+  )
+  assert result.lbr_mbb_per_hand == 750 and result.to_json()['setting'] == 'FCPA/FCPA/FCPA/FCPA'
+
+
+def test_settings_are_paired_on_the_same_deals():
+  policy = bots.resolve_policy('always-call')
+  runs = [
+    lbr.local_best_response(policy, 8, seed=2, batch=8, actions=a, keep_hands=True)
+    for a in ('turn-river', 'all-streets')
+  ]
+  np.testing.assert_array_equal(runs[0].final.hole, runs[1].final.hole)
+  np.testing.assert_array_equal(runs[0].final.board, runs[1].final.board)
+  assert runs[0].to_json()['lbr_actions'] == 'c,c,fcpa,fcpa'
+  assert runs[1].to_json()['lbr_actions'] == 'fcpa,fcpa,fcpa,fcpa'
+
+
 def test_lbr_checks_or_calls_before_the_turn_without_looking():
   state = nlhe.from_actions([[(2, 300)], [(1, 0), (1, 0)]])  # preflop facing a raise; the flop
   weights = lbr.initial_range(state, state.to_act)
@@ -429,6 +547,7 @@ def test_lbr_command_end_to_end(tmp_path):
   assert result['lbr_mbb_per_hand'] == 750 and result['ci95_low'] == result['ci95_high'] == 750
   assert result['hands'] == 40 and result['policy'] == 'always-fold'
   assert 'LBR: +750.0 mbb/hand, 95% CI [+750.0, +750.0]' in err
+  assert result['setting'] == 'C/C/FCPA/FCPA' and 'LBR (C/C/FCPA/FCPA) vs always-fold' in err
 
 
 def test_lbr_command_writes_json_and_replaces_only_its_own(tmp_path, capsys):
@@ -472,6 +591,7 @@ def test_lbr_command_writes_json_and_replaces_only_its_own(tmp_path, capsys):
     (('random', '--hands', '3'), 'must be at least 4'),
     (('random', '--batch', '1'), 'must be at least 2'),
     (('random', '--seed', 'x'), "'x' is not a whole number"),
+    (('random', '--lbr-actions', 'c,c,c'), 'four comma-separated groups'),
     (('random', '--json', '/nonexistent/x.json'), 'does not exist'),
     (('random', '--json', 'FOREIGN', '--force'), 'FOREIGN'),
   ],

@@ -1,0 +1,333 @@
+"""AIVAT (Burch, Schmid, Moravcik, Morrill, Bowling, AAAI 2018) for the match engine: an unbiased
+estimate of a hand's value with the luck that the known policies and chance explain taken out.
+
+In a simulated match both players' cards and both policies' action distributions are known, so every
+step of a hand is a node whose outcome distribution is known: a decision (the acting policy's
+probabilities over its `ActionSet`, from which the match sampled) or chance (the next board cards,
+uniform over the cards neither hand nor the board holds). At each such node the estimate subtracts
+
+    (the value of the outcome that happened) - (the expected value over the known distribution)
+
+which has mean 0 whatever the value function, so `payoff - sum of corrections` has the payoff's mean;
+the closer the value function is to the policies' real values, the lower its variance.
+
+The value function here is the check-down value of a node for player 0, in chips: with the hole cards
+of both players known and the board as shown at the node, e0 = player 0's share of the pot if the hand
+were checked down (1 for a win, 1/2 for a tie, averaged over every runout of the unseen cards),
+
+    v(node) = (2 e0 - 1) * min(committed)       (the matched chips; an unmatched bet goes back)
+
+and a fold's real payoff. It needs no policy (it serves every spec, the Chipzen bots' included) and
+its expectation over the next board cards is the value before them (a martingale), so a chance
+node's correction is v(after) - v(before). e0 is exact from the flop on (990, 44 or 1 runouts);
+preflop it is a Monte Carlo mean over `samples` boards drawn with a key of their own, independent of
+the deal: unbiased for the preflop equity, which keeps every correction's mean 0 (its noise lands in
+the estimate, +- about pot / sqrt(samples) for a hand all-in preflop). The deal itself is a chance
+node too: its correction is v after the blinds, whose mean over deals is 0.
+
+    tracker = Tracker(state, preflop_equity(state.hole, key))
+    ... at each step: tracker.decide(index, sub, actions, probs, choice); state = apply(...);
+    tracker.advance(before, state)
+    estimate = tracker.estimate(state)      # float64 [B], player 0's chips
+
+Glossary: B hands, A actions of an `ActionSet`, R runouts, K preflop sample boards.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from jaxcfr.poker import defaults
+from jaxcfr.poker.rules import nlhe
+
+DEFAULT_SAMPLES = defaults.AIVAT_SAMPLES  # preflop Monte Carlo boards per deal
+_CHUNK = {0: 16, 3: 64, 4: 256, 5: 1024}  # hands per jitted call by cards shown (padded: one shape each)
+
+
+@functools.cache
+def _runout_pairs(unseen: int) -> np.ndarray:
+  """The C(unseen, 2) index pairs (i < j) of two cards from `unseen`, int32 [R, 2]."""
+  first, second = np.triu_indices(unseen, k=1)
+  return np.stack([first, second], axis=1).astype(np.int32)
+
+
+@functools.cache
+def _equity_function(shown: int):
+  """A jitted f(hole int32 [n, 2, 2], board int32 [n, 5]) -> player 0's exact showdown share float32
+  [n] with `shown` (3, 4 or 5) board cards known, averaged over every runout of the unseen cards."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  unseen = 52 - 4 - shown
+  runouts = jnp.asarray(_runout_pairs(unseen)) if shown == 3 else None
+
+  def equity(hole, board):
+    n = hole.shape[0]
+    known = jnp.concatenate([hole.reshape(n, 4), board[:, :shown]], axis=1)  # [n, 4 + shown]
+    is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)  # [n, 52]
+    cards = jnp.argsort(is_known, axis=1, stable=True)[:, :unseen]  # [n, unseen]: the unseen cards
+    if shown == 5:
+      boards = board[:, None, :]  # [n, 1, 5]
+    elif shown == 4:
+      boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :4], (n, unseen, 4)), cards[..., None]], -1)
+    else:
+      rest = cards[:, runouts]  # [n, R, 2]
+      boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :3], (n, len(runouts), 3)), rest], -1)
+    return mean_share(hole, boards)
+
+  return jax.jit(equity)
+
+
+def mean_share(hole, boards):
+  """Player 0's showdown share averaged over boards: hole [n, 2, 2], boards [n, R, 5] -> [n] (JAX)."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from abstractions import hand_rank  # noqa: PLC0415
+
+  n, runs = boards.shape[:2]
+  cards = jnp.concatenate(
+    [jnp.broadcast_to(hole[:, None], (n, runs, 2, 2)), jnp.broadcast_to(boards[:, :, None], (n, runs, 2, 5))],
+    axis=-1,
+  )  # [n, R, 2, 7]
+  ranks = hand_rank(cards)
+  mine, theirs = ranks[..., 0], ranks[..., 1]
+  return jnp.where(mine > theirs, 1.0, jnp.where(mine == theirs, 0.5, 0.0)).mean(axis=1)
+
+
+def sample_boards(key, unseen: int, samples: int):
+  """`samples` boards drawn independently and uniformly from the C(unseen, 5) five-card subsets of
+  positions 0 .. unseen - 1: int32 [samples, 5] (JAX, traceable). A uniform rank is unranked in the
+  combinatorial number system: the largest c with C(c, k) <= rank, for k = 5 .. 1."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  table = np.array([[math.comb(c, k) for c in range(unseen)] for k in range(6)], np.int32)  # [6, unseen]
+  rank = jax.random.randint(key, (samples,), 0, math.comb(unseen, 5))
+  picks = []
+  for k in range(5, 0, -1):
+    position = jnp.searchsorted(jnp.asarray(table[k]), rank, side='right') - 1
+    rank = rank - jnp.asarray(table[k])[position]
+    picks.append(position)
+  return jnp.stack(picks, axis=-1).astype(jnp.int32)
+
+
+@functools.cache
+def _preflop_function(samples: int):
+  """A jitted f(hole int32 [n, 2, 2], keys [n]) -> player 0's showdown share over `samples` boards
+  drawn uniformly from the 48 unseen cards with each hand's key (`sample_boards`)."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  def equity(hole, keys):
+    n = hole.shape[0]
+    known = (jnp.arange(52)[None, :, None] == hole.reshape(n, 1, 4)).any(axis=-1)  # [n, 52]
+    cards = jnp.argsort(known, axis=1, stable=True)[:, :48]  # [n, 48] the unseen cards
+    positions = jax.vmap(lambda key: sample_boards(key, 48, samples))(keys)  # [n, K, 5]
+    boards = jnp.take_along_axis(cards, positions.reshape(n, -1), axis=1)
+    return mean_share(hole, boards.reshape(n, samples, 5))
+
+  return jax.jit(equity)
+
+
+def _chunked(function, chunk: int, *arrays) -> np.ndarray:
+  """function over rows of `arrays`, `chunk` rows a call, the last call padded with copies of row 0."""
+  count = len(arrays[0])
+  result = np.zeros(count)
+  for start in range(0, count, chunk):
+    rows = np.arange(start, min(start + chunk, count))
+    pad = np.concatenate([rows, np.repeat(rows[:1], chunk - len(rows))])
+    result[rows] = np.asarray(function(*(array[pad] for array in arrays)), np.float64)[: len(rows)]
+  return result
+
+
+def street_equity(hole, board, shown) -> np.ndarray:
+  """Player 0's exact showdown share float64 [n] with both hole cards known, hole int [n, 2, 2], and
+  `shown` int [n] (3, 4 or 5) of the board int [n, 5]: averaged over every runout of the unseen cards."""
+  hole, board = np.asarray(hole, np.int32), np.asarray(board, np.int32)
+  shown = np.broadcast_to(np.asarray(shown), (len(hole),))
+  if np.any((shown < 3) | (shown > 5)):
+    raise ValueError('exact equity needs 3, 4 or 5 board cards shown (preflop: preflop_equity)')
+  result = np.zeros(len(hole))
+  for count in (3, 4, 5):
+    index = np.flatnonzero(shown == count)
+    if len(index):
+      result[index] = _chunked(_equity_function(count), _CHUNK[count], hole[index], board[index])
+  return result
+
+
+def preflop_equity(hole, key, samples: int = DEFAULT_SAMPLES) -> np.ndarray:
+  """Player 0's preflop showdown share float64 [n], a Monte Carlo mean over `samples` boards per hand:
+  unbiased, and its boards come from `key` (hand i's from `fold_in(key, i)`), not from the deal."""
+  import jax  # noqa: PLC0415
+
+  if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+    raise ValueError(f'samples must be a whole number >= 1, got {samples!r}')
+  hole = np.asarray(hole, np.int32)
+  keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(np.arange(len(hole), dtype=np.uint32))
+  chunk = max(1, min(_CHUNK[0], 2**17 // samples))
+  return _chunked(_preflop_function(samples), chunk, hole, keys)
+
+
+def node_value(state: nlhe.HandState, equity: np.ndarray) -> np.ndarray:
+  """The check-down value of each hand of `state` for player 0, float64 [B], with player 0's share
+  `equity` [B] at the board the node was reached with: a fold's payoff, else (2 e0 - 1) * matched."""
+  committed = state.committed.astype(np.float64)
+  fold = np.where(state.folded == 0, -committed[:, 0], committed[:, 1])
+  return np.where(state.folded >= 0, fold, (2 * equity - 1) * committed.min(axis=1))
+
+
+class Tracker:
+  """AIVAT's corrections, in player 0's chips, for a batch of hands as the match engine plays them.
+
+  The engine calls `decide` before applying each step's actions and `advance` after; `estimate` at
+  the end gives payoff - corrections. `deal` [B] is the deal's own correction (part of the total)."""
+
+  def __init__(self, state: nlhe.HandState, preflop: np.ndarray):
+    self.equity = np.asarray(preflop, np.float64).copy()  # [B] player 0's share on the current street
+    self.deal = node_value(state, self.equity)  # the deal's correction: v after the blinds, mean 0
+    self.correction = self.deal.copy()  # [B]
+    self.pending = np.full(len(self.equity), np.nan)  # [B] v before a showdown's runout
+
+  def decide(
+    self,
+    index: np.ndarray,
+    state: nlhe.HandState,
+    actions: nlhe.ActionSet,
+    probs: np.ndarray,
+    choice,
+    policy=None,
+  ) -> None:
+    """The decision correction at hands `index` [n] of the batch, whose state is `state` (n hands):
+    the acting policy chose slot `choice` [n] of `actions` [n, A] with probabilities `probs` [n, A]."""
+    kind, amount, valid = (np.asarray(x) for x in actions)
+    equity = self.equity[index]
+    values = np.zeros(kind.shape)  # [n, A]
+    for slot in range(kind.shape[1]):
+      legal = valid[:, slot] & nlhe.is_legal(state, kind[:, slot], amount[:, slot])
+      if legal.any():
+        child = nlhe.apply(state, kind[:, slot], amount[:, slot], legal)
+        values[:, slot] = np.where(legal, node_value(child, equity), 0.0)
+    taken = values[np.arange(len(index)), choice]
+    self.correction[index] += taken - (np.asarray(probs, np.float64) * values).sum(axis=1)
+
+  def advance(self, before: nlhe.HandState, after: nlhe.HandState) -> None:
+    """The chance corrections of the step from `before` to `after`: new board cards (v after - v
+    before), and the runout of a hand that reached a showdown (settled in `estimate`)."""
+    moved = ~after.finished & (after.street != before.street)
+    showdown = after.finished & ~before.finished & (after.folded < 0)
+    old = node_value(after, self.equity)  # the value the decision gave the step's outcome
+    self.pending[showdown] = old[showdown]
+    index = np.flatnonzero(moved)
+    if len(index):
+      sub = nlhe.take(after, index)
+      self.equity[index] = street_equity(sub.hole, sub.board, nlhe.board_size(sub))
+      self.correction[index] += node_value(sub, self.equity[index]) - old[index]
+
+  def estimate(self, final: nlhe.HandState, payoffs: np.ndarray | None = None) -> np.ndarray:
+    """AIVAT's estimate of player 0's chips in each finished hand, float64 [B]: the payoff minus every
+    correction (a showdown's runout: payoff - v before it). `payoffs` [B, 2] if already computed."""
+    payoff = (nlhe.payoffs(final) if payoffs is None else payoffs)[:, 0].astype(np.float64)
+    showdown = ~np.isnan(self.pending)
+    runout = np.where(showdown, payoff - np.where(showdown, self.pending, 0.0), 0.0)
+    return payoff - self.correction - runout
+
+
+def hands_ratio(plain_sd: float, aivat_sd: float) -> float:
+  """How many times fewer hands AIVAT needs for the same interval: (plain sd / AIVAT sd)^2."""
+  return (plain_sd / aivat_sd) ** 2 if aivat_sd > 0 and math.isfinite(plain_sd) else float('nan')
+
+
+# Rollout values: the value policy's own.
+
+
+def rollout_values(
+  policy, states: nlhe.HandState, rng: np.random.Generator, rollouts: int, play, streams=None
+) -> np.ndarray:
+  """Player 0's value of each node of `states` (n hands, finished or not) when `policy` plays both
+  seats from there, float64 [n]: the mean of `rollouts` playouts per node, each with the unseen board
+  cards redrawn uniformly and its own action draws. Nodes with the same `streams` entry (int [n];
+  default: each its own) share their random numbers: pass a node with its children and their
+  differences are less noisy; nodes of different streams are independent. A playout that ends at a
+  showdown is valued at its check-down equity on the street it ended (exact from the flop on), a fold
+  at its payoff. `play(policies, state, seats, draws)` is the match engine's batch loop."""
+  count = len(states.street)
+  if count == 0:
+    return np.zeros(0)
+  streams = np.arange(count) if streams is None else np.asarray(streams)
+  _, stream = np.unique(streams, return_inverse=True)
+  width = stream.max() + 1
+  pick = lambda x: x[:, stream].reshape(rollouts * count, -1)  # [R, streams, k] -> [R * n, k]
+  state = nlhe.concatenate([states] * rollouts)  # [R * n], replica r of node i at r * n + i
+  shown = nlhe.board_size(state).astype(np.int64)
+  noise = pick(rng.random((rollouts, width, 52)))
+  known = np.concatenate(
+    [state.hole.reshape(-1, 4), np.where(np.arange(5) < shown[:, None], state.board, -1)], 1
+  )
+  seen = np.zeros((len(shown), 53), bool)
+  seen[np.arange(len(shown))[:, None], np.where(known < 0, 52, known)] = True
+  order = np.argsort(np.where(seen[:, :52], 2.0, noise), axis=1)  # unseen cards first, in a random order
+  fresh = np.take_along_axis(order, np.maximum(np.arange(5)[None, :] - shown[:, None], 0), axis=1)
+  board = np.where(np.arange(5) < shown[:, None], state.board, fresh).astype(np.int8)
+  state = state._replace(board=board)
+  draws = pick(rng.random((rollouts, width, state.noise.shape[1])))
+  final = play((policy, policy), state, np.zeros(len(shown), np.int8), draws)
+  showdown = final.folded < 0
+  value = nlhe.payoffs(final)[:, 0].astype(np.float64)
+  ended = nlhe.board_size(final)
+  exact = np.flatnonzero(showdown & (ended >= 3) & (ended < 5))  # all-in before the river: no runout luck
+  if len(exact):
+    sub = nlhe.take(final, exact)
+    value[exact] = node_value(sub, street_equity(sub.hole, sub.board, ended[exact]))
+  return value.reshape(rollouts, count).mean(axis=0)
+
+
+class RolloutTracker:
+  """AIVAT with the value function of `policy` (the match's own fast policy, e.g. the blueprint under
+  a search bot): v(node) = the expected chips when `policy` plays both seats from the node, estimated
+  by `rollout_values`. At the decisions of `policy` itself and at chance the correction's expectation
+  is v of the node (those nodes need nothing computed: their terms cancel along the hand); at every
+  other player's decision the term is sum_a sigma(a) v(node + a) - v(node), estimated with common
+  draws. With rollout estimates that are unbiased and independent of the match's draws, so is
+
+      estimate = v(root) + sum over the other player's decisions of (sum_a sigma(a) v(node + a) - v(node))
+
+  and in duplicate the two copies' v(root) (the same rollouts) cancel."""
+
+  def __init__(self, state: nlhe.HandState, policy, rng: np.random.Generator, rollouts: int, play, root=None):
+    self.policy, self.rng, self.rollouts, self.play = policy, rng, rollouts, play
+    self.root = rollout_values(policy, state, rng, rollouts, play) if root is None else root
+    self.gain = np.zeros(len(state.street))  # [B] player 0's explicit terms
+
+  def decide(self, index, state, actions, probs, choice, policy=None) -> None:
+    """The term of the decision at hands `index` of the batch (see `Tracker.decide`) unless the actor
+    is the value policy."""
+    if policy is self.policy:
+      return
+    kind, amount, valid = (np.asarray(x) for x in actions)
+    nodes, slots = [state], []
+    for slot in range(kind.shape[1]):
+      legal = valid[:, slot] & nlhe.is_legal(state, kind[:, slot], amount[:, slot])
+      rows = np.flatnonzero(legal)
+      if len(rows):
+        nodes.append(nlhe.apply(nlhe.take(state, rows), kind[rows, slot], amount[rows, slot]))
+        slots.append((slot, rows))
+    streams = np.concatenate(
+      [np.arange(len(index))] + [rows for _, rows in slots]
+    )  # a node with its children
+    values = rollout_values(self.policy, nlhe.concatenate(nodes), self.rng, self.rollouts, self.play, streams)
+    here, start = values[: len(index)], len(index)
+    expected = np.zeros(len(index))
+    for slot, rows in slots:
+      expected[rows] += np.asarray(probs, np.float64)[rows, slot] * values[start : start + len(rows)]
+      start += len(rows)
+    self.gain[index] += expected - here
+
+  def advance(self, before, after) -> None:
+    """Chance steps need nothing here (their terms cancel along the hand)."""
+
+  def estimate(self, final: nlhe.HandState, payoffs: np.ndarray | None = None) -> np.ndarray:
+    """Player 0's estimate of each hand, float64 [B]: v(root) plus the other player's terms."""
+    return self.root + self.gain

@@ -1,0 +1,282 @@
+"""AIVAT (`poker.eval.aivat`): its equities against loops, the martingale its chance corrections rest on,
+and the estimate's mean against the exact value of a small hold'em game computed by a full pass over
+its betting tree (an independent oracle: the test's own rules, not the engine's), for both value
+functions; a correction made wrong on purpose misses it."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from abstractions.betting import NoLimitRules
+from abstractions.ranking import hand_rank
+from jaxcfr.poker.eval import aivat, match
+from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.cards import parse_cards
+
+FOLD, CALL, RAISE = nlhe.FOLD, nlhe.CALL, nlhe.RAISE
+
+
+def share(mine, theirs) -> float:
+  return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+
+
+def loop_equity(hole, board) -> float:
+  """Player 0's showdown share by a loop over every runout of the unseen cards (NumPy evaluator)."""
+  dead = {int(c) for c in (*hole[0], *hole[1], *board)}
+  unseen = [c for c in range(52) if c not in dead]
+  runouts = list(itertools.combinations(unseen, 5 - len(board)))
+  rows = [[*hand, *board, *rest] for rest in runouts for hand in hole]
+  ranks = hand_rank(np.array(rows, np.int32)).reshape(len(runouts), 2)
+  return float(np.mean([share(a, b) for a, b in ranks]))
+
+
+SPOTS = [
+  'AsKd QhQc 2c7h9d',
+  'Jc9c Ah8h Tc8c2d',
+  '7h7d 7c2s 2hKsAd8c',
+  'AcKc AdKd 5h6h7h8s',
+  '5c4c 6d6s 7c8c9s2d3h',
+]
+
+
+def spot(text):
+  first, second, board = text.split()
+  return np.array([parse_cards(first), parse_cards(second)]), parse_cards(board)
+
+
+@pytest.mark.parametrize('text', SPOTS)
+def test_street_equity_matches_a_loop_over_runouts(text):
+  hole, board = spot(text)
+  padded = np.array([*board, *([0] * (5 - len(board)))])
+  got = aivat.street_equity(hole[None], padded[None], np.array([len(board)]))[0]
+  assert got == pytest.approx(loop_equity(hole, board), abs=1e-6)
+
+
+@pytest.mark.parametrize('text', ['AsKd QhQc 2c7h9d', '5c4c 6d6s 7c8c9s'])
+def test_the_next_cards_average_to_the_value_before_them(text):
+  """A chance node's correction is v(after) - v(before) only because equity is a martingale: the mean
+  of the turn's equity over every turn card is the flop's, and the river's over every river the turn's."""
+  hole, flop = spot(text)
+  dead = {*hole.ravel().tolist(), *flop}
+  turns = [c for c in range(52) if c not in dead]
+  boards = np.array([[*flop, t, 0] for t in turns])
+  holes = np.repeat(hole[None], len(turns), axis=0)
+  on_turn = aivat.street_equity(holes, boards, np.full(len(turns), 4))
+  on_flop = aivat.street_equity(hole[None], boards[:1], np.array([3]))[0]
+  assert on_turn.mean() == pytest.approx(on_flop, abs=1e-6)
+  turn = boards[0, :4]
+  rivers = [c for c in turns if c != turn[3]]
+  river_boards = np.array([[*turn, r] for r in rivers])
+  on_river = aivat.street_equity(np.repeat(hole[None], len(rivers), 0), river_boards, np.full(len(rivers), 5))
+  assert on_river.mean() == pytest.approx(on_turn[0], abs=1e-6)
+
+
+def test_preflop_equity_is_an_unbiased_monte_carlo_mean():
+  import jax
+
+  hole = np.array([parse_cards('AhKh'), parse_cards('QsQc')])
+  unseen = [c for c in range(52) if c not in set(hole.ravel().tolist())]
+  boards = np.array(list(itertools.combinations(unseen, 5)), np.int32)  # all 1,712,304
+  from abstractions.evaluator import hand_rank as jax_rank
+
+  ranks = [
+    np.asarray(jax.jit(jax_rank)(np.concatenate([np.broadcast_to(h, (len(boards), 2)), boards], 1)))
+    for h in hole
+  ]
+  exact = float(np.mean(np.where(ranks[0] > ranks[1], 1.0, np.where(ranks[0] == ranks[1], 0.5, 0.0))))
+  estimates = aivat.preflop_equity(np.repeat(hole[None], 16, 0), jax.random.key(3), samples=4096)
+  sd = math.sqrt(exact * (1 - exact) / (16 * 4096))
+  assert abs(estimates.mean() - exact) < 4 * sd
+  assert len(set(estimates.round(9).tolist())) > 8  # each hand its own boards
+  again = aivat.preflop_equity(np.repeat(hole[None], 16, 0), jax.random.key(3), samples=4096)
+  np.testing.assert_array_equal(estimates, again)
+
+
+def test_sample_boards_are_distinct_cards_uniform_over_positions():
+  import jax
+
+  boards = np.asarray(aivat.sample_boards(jax.random.key(0), 48, 20_000))
+  assert boards.shape == (20_000, 5) and boards.min() >= 0 and boards.max() < 48
+  assert all(len(set(row)) == 5 for row in boards[:2000].tolist())
+  counts = np.bincount(boards.ravel(), minlength=48)
+  expected = 20_000 * 5 / 48
+  assert np.abs(counts - expected).max() < 5 * math.sqrt(expected)
+
+
+# A small hold'em game with an exactly computable value: stacks of 2 big blinds, so every bet is all-in,
+# and policies that see their hole cards and the street but not the board. The oracle walks the
+# betting tree with its own rules and values a showdown by the exact preflop equity of the two hands.
+
+RULES = NoLimitRules(small_blind=50, big_blind=100, stack=200)
+
+
+def probabilities(top: int, street: int, can_fold: bool, can_raise: bool, style: float):
+  """(fold, call, raise) of a hand whose higher card has rank `top` (0 = deuce .. 12 = ace)."""
+  strength = top / 12
+  raise_p = (0.15 + 0.6 * strength * style + 0.05 * street) if can_raise else 0.0
+  fold_p = 0.6 * (1 - strength) * (1 - 0.1 * street) if can_fold else 0.0
+  call_p = max(1.0 - raise_p - fold_p, 0.05)
+  total = raise_p + fold_p + call_p
+  return fold_p / total, call_p / total, raise_p / total
+
+
+class HoleStrength:
+  """A card-dependent policy that does not look at the board (`probabilities`)."""
+
+  def __init__(self, style: float):
+    self.style, self.name = style, f'hole-strength-{style}'
+
+  def strategy(self, state, holes):
+    n = len(state.street)
+    options = nlhe.legal(state)
+    top = np.asarray(holes)[:, 0].max(axis=1) // 4
+    probs = np.array(
+      [
+        probabilities(int(t), int(s), bool(f), bool(r), self.style)
+        for t, s, f, r in zip(top, state.street, options.can_fold, options.can_raise, strict=True)
+      ]
+    )
+    kind = np.tile(np.array([FOLD, CALL, RAISE], np.int8), (n, 1))
+    amount = np.stack([np.zeros(n, np.int64), np.zeros(n, np.int64), options.max_raise_to], axis=1)
+    valid = np.stack([options.can_fold, np.ones(n, bool), options.can_raise], axis=1)
+    return nlhe.ActionSet(kind, amount, valid), probs[:, None, :]
+
+
+def exact_value(hole, styles) -> float:
+  """Player 0's expected chips with hole [2, 2] when policies of `styles` play seats 0 and 1, by a
+  walk over the betting tree: a fold loses what the folder put in, a showdown pays (2 e - 1) * 100 or
+  * 200 with e the exact preflop equity (the policies never look at the board)."""
+  unseen = [c for c in range(52) if c not in set(hole.ravel().tolist())]
+  boards = np.array(list(itertools.combinations(unseen, 5)), np.int32)
+  ranks = [hand_rank(np.concatenate([np.broadcast_to(h, (len(boards), 2)), boards], 1)) for h in hole]
+  e = float(np.mean(np.where(ranks[0] > ranks[1], 1.0, np.where(ranks[0] == ranks[1], 0.5, 0.0))))
+  top = [int(h.max()) // 4 for h in hole]
+
+  def walk(street, actor, committed, facing, checked):
+    """Value for player 0; `facing`: the actor faces a bet; `checked`: the other checked this street."""
+    fold_p, call_p, raise_p = probabilities(top[actor], street, facing, not facing, styles[actor])
+    total = 0.0
+    if facing:
+      total += fold_p * (-committed[0] if actor == 0 else committed[1])
+      return total + call_p * (2 * e - 1) * 200  # a call of the all-in goes to the showdown
+    shove = list(committed)
+    shove[actor] = 200
+    total += raise_p * walk(street, 1 - actor, tuple(shove), True, False)
+    if checked or (street == 0 and actor == 1):  # the round closes
+      total += call_p * ((2 * e - 1) * 100 if street == 3 else walk(street + 1, 1, committed, False, False))
+    else:
+      total += call_p * walk(street, 1 - actor, committed, False, True)
+    return total
+
+  # Preflop the small blind faces the big blind: fold, complete (call to 100) or shove.
+  fold_p, call_p, raise_p = probabilities(top[0], 0, True, True, styles[0])
+  return (
+    fold_p * -50
+    + call_p * walk(0, 1, (100, 100), False, False)
+    + raise_p * walk(0, 1, (200, 100), True, False)
+  )
+
+
+def play_fixed_holes(hole, styles, hands, seed, tracker_for):
+  """Plays `hands` hands with the hole cards `hole` and uniform boards; returns the payoffs and the
+  tracker's estimates of player 0's chips."""
+  import jax
+
+  rng = np.random.default_rng(seed)
+  unseen = np.array([c for c in range(52) if c not in set(hole.ravel().tolist())])
+  boards = np.array([rng.permutation(unseen)[:5] for _ in range(hands)])
+  state = nlhe.initial(np.repeat(hole[None], hands, 0), boards, RULES)
+  draws = rng.random((hands, nlhe.max_actions(RULES)))
+  policies = (HoleStrength(styles[0]), HoleStrength(styles[1]))
+  tracker = tracker_for(state, policies, jax.random.key(seed))
+  final = match._play_batch(policies, state, np.zeros(hands, np.int8), draws, tracker)
+  payoffs = nlhe.payoffs(final)
+  return payoffs[:, 0].astype(np.float64), tracker.estimate(final, payoffs), tracker
+
+
+def equity_tracker(state, policies, key):
+  return aivat.Tracker(state, aivat.preflop_equity(state.hole, key, samples=256))
+
+
+def rollout_tracker(state, policies, key):
+  rng = nlhe.generator(key)
+  return aivat.RolloutTracker(state, policies[1], rng, 4, match._play_batch)
+
+
+def interval(values):
+  half = 1.959963984540054 * values.std(ddof=1) / math.sqrt(len(values))
+  return values.mean() - half, values.mean() + half
+
+
+HOLE = np.array([parse_cards('Kh9c'), parse_cards('Qs7s')])
+STYLES = (1.0, 0.2)
+
+
+@pytest.fixture(scope='module')
+def exact():
+  return exact_value(HOLE, STYLES)
+
+
+def test_the_equity_estimate_has_the_exact_value_as_its_mean(exact):
+  plain, estimate, tracker = play_fixed_holes(HOLE, STYLES, 6000, 1, equity_tracker)
+  low, high = interval(plain)
+  assert low <= exact <= high
+  # The deal's own correction has mean 0 over deals only; with the hole cards fixed it is put back.
+  low, high = interval(estimate + tracker.deal)
+  assert low <= exact <= high
+  assert (estimate + tracker.deal).std() < 0.8 * plain.std()  # and it is worth having
+
+
+def test_the_rollout_estimate_has_the_exact_value_as_its_mean(exact):
+  plain, estimate, _ = play_fixed_holes(HOLE, STYLES, 3000, 4, rollout_tracker)
+  low, high = interval(estimate)
+  assert low <= exact <= high
+  assert estimate.std() < 0.8 * plain.std()
+
+
+def test_a_wrong_correction_misses_the_exact_value(exact, monkeypatch):
+  """The decision correction's expectation taken under uniform probabilities instead of the policy's:
+  the mean moves well outside the interval."""
+  right = aivat.Tracker.decide
+
+  def uniform(self, index, state, actions, probs, choice, policy=None):
+    valid = np.asarray(actions.valid, np.float64)
+    right(self, index, state, actions, valid / valid.sum(axis=1, keepdims=True), choice, policy)
+
+  monkeypatch.setattr(aivat.Tracker, 'decide', uniform)
+  _, estimate, tracker = play_fixed_holes(HOLE, STYLES, 6000, 1, equity_tracker)
+  low, high = interval(estimate + tracker.deal)
+  assert not low <= exact <= high
+
+
+def test_match_reports_aivat_beside_the_plain_estimate_and_the_same_deals():
+  from jaxcfr.poker.baselines import REGISTRY
+
+  a, b = REGISTRY['always-pot'](), REGISTRY['equity']()
+  with_aivat = match.play_match(a, b, 64, seed=4, batch=32)
+  without = match.play_match(a, b, 64, seed=4, batch=32, aivat=None)
+  np.testing.assert_array_equal(with_aivat.chips, without.chips)  # AIVAT's draws are its own
+  assert without.aivat is None and 'aivat' in without.to_json()
+  figures = with_aivat.to_json()['aivat']
+  assert (
+    figures['value_function'] == 'equity'
+    and figures['ci95_low'] < figures['mbb_per_hand'] < figures['ci95_high']
+  )
+  assert len(with_aivat.aivat_chips) == 64
+  again = match.play_match(a, b, 64, seed=4, batch=32)
+  np.testing.assert_array_equal(again.aivat_chips, with_aivat.aivat_chips)  # deterministic given the seed
+  with pytest.raises(ValueError, match='aivat must be'):
+    match.play_match(a, b, 64, aivat='bogus')
+
+
+def test_a_policy_against_itself_scores_exactly_zero_under_aivat_in_duplicate():
+  from jaxcfr.poker.baselines import REGISTRY
+
+  policy = REGISTRY['equity']()
+  for value in ('equity', 'rollouts'):
+    result = match.play_match(policy, policy, 32, seed=5, batch=32, aivat=value, aivat_rollouts=2)
+    np.testing.assert_allclose(result.aivat['mbb_per_hand'], 0.0, atol=1e-6)
