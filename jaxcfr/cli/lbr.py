@@ -99,7 +99,7 @@ def _print(result, log) -> None:
   if result.aivat is not None:
     aivat = result.aivat
     print(
-      f"AIVAT: {aivat['mbb_per_hand']:+.1f} mbb/hand, 95% CI [{aivat['ci95_low']:+.1f}, "
-      f"{aivat['ci95_high']:+.1f}] ({aivat['hands_ratio']:.2g}x fewer hands for the same interval)",
+      f'AIVAT: {aivat["mbb_per_hand"]:+.1f} mbb/hand, 95% CI [{aivat["ci95_low"]:+.1f}, '
+      f'{aivat["ci95_high"]:+.1f}] ({aivat["hands_ratio"]:.2g}x fewer hands for the same interval)',
       file=log,
     )

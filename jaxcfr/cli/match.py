@@ -55,11 +55,12 @@ def add_parser(commands) -> None:
   )
   parser.add_argument(
     '--aivat',
-    choices=('equity', 'rollouts', 'off'),
+    choices=('equity', 'rollouts', 'ranges', 'off'),
     default='equity',
     help="AIVAT's value function (an unbiased estimate with less variance, reported beside the plain "
     "one): equity, the check-down value (default); rollouts, B's own value by playouts of B against "
-    'itself (B a fast policy, e.g. the blueprint under search:); off',
+    "itself (B a fast policy, e.g. the blueprint under search:); ranges, both players' hole cards as "
+    'imaginary observations (each policy asked for all 1,326 pairs at its decisions); off',
   )
   parser.add_argument(
     '--aivat-rollouts',

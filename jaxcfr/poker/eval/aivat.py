@@ -331,3 +331,82 @@ class RolloutTracker:
   def estimate(self, final: nlhe.HandState, payoffs: np.ndarray | None = None) -> np.ndarray:
     """Player 0's estimate of each hand, float64 [B]: v(root) plus the other player's terms."""
     return self.root + self.gain
+
+
+# Range values: both players' hole cards as imaginary observations.
+
+
+@functools.cache
+def _disjoint() -> np.ndarray:
+  """Whether two hole pairs share no card, bool [H, H]."""
+  from abstractions import HOLES  # noqa: PLC0415
+
+  return ~(HOLES[:, None, :, None] == HOLES[None, :, None, :]).any(axis=(2, 3))
+
+
+def showdown_value(weights0: np.ndarray, weights1: np.ndarray, board: np.ndarray) -> np.ndarray:
+  """Player 0's expected showdown share minus player 1's, E[score0 - score1] in [-1, 1], float64 [n],
+  over the pairs of hole pairs (h0, h1) weighted weights0[h0] * weights1[h1] (each [n, H]), the two
+  pairs disjoint and off the board int [n, 5]."""
+  from abstractions import HOLES  # noqa: PLC0415
+  from jaxcfr.poker.rules.hands import blocked  # noqa: PLC0415
+
+  n = len(board)
+  cards = np.concatenate(
+    [np.broadcast_to(HOLES[None], (n, len(HOLES), 2)), np.broadcast_to(board[:, None], (n, len(HOLES), 5))],
+    -1,
+  ).astype(np.int32)
+  ranks = np.asarray(nlhe._hand_rank()(cards.reshape(-1, 7))).reshape(n, len(HOLES))
+  free = ~blocked(board)  # [n, H]
+  w0, w1 = weights0 * free, weights1 * free
+  disjoint = _disjoint()
+  result = np.zeros(n)
+  for i in range(n):
+    sign = np.sign(ranks[i][:, None] - ranks[i][None, :]) * disjoint  # [H, H]
+    total = w0[i] @ disjoint @ w1[i]
+    result[i] = (w0[i] @ sign @ w1[i]) / total if total > 0 else 0.0
+  return result
+
+
+class RangeTracker:
+  """AIVAT with both players' hole cards as imaginary observations: the estimate of a hand is its
+  expected payoff given everything public (the actions, the board, the draws of a policy's own
+  randomness), over the hole cards of both players weighted by the probability that each policy takes
+  the actions it took with them (its strategy for all 1,326 pairs, asked at each of its decisions;
+  the match plays the actual pair's row). A fold's payoff does not depend on the cards; a showdown's
+  is (E[score0 - score1]) * the matched chips over that posterior (`showdown_value`). Unbiased by the
+  law of total expectation (the posterior is exact: a uniform deal times each policy's likelihood),
+  with no luck of either player's cards left in it: only the board's and the actions' remain."""
+
+  needs_ranges = True  # the match engine asks each policy for every pair
+
+  def __init__(self, state: nlhe.HandState):
+    from jaxcfr.poker.rules.hands import NUM_PAIRS  # noqa: PLC0415
+
+    self.weights = np.ones((2, len(state.street), NUM_PAIRS))  # [2, B, H] each seat's reach, normalised
+
+  def decide(self, index, state, actions, probs, choice, policy=None) -> None:
+    """Bayes' rule on the acting seat's reach at hands `index` with its probabilities for every pair
+    `probs` [n, H, A] (`hands.observe`)."""
+    from jaxcfr.poker.rules.hands import observe  # noqa: PLC0415
+
+    seat = np.asarray(state.to_act, np.int64)
+    for player in (0, 1):
+      rows = np.flatnonzero(seat == player)
+      if len(rows):
+        sub = nlhe.ActionSet(*(np.asarray(x)[rows] for x in actions))
+        hands = index[rows]
+        self.weights[player, hands] = observe(self.weights[player, hands], sub, probs[rows], choice[rows])
+
+  def advance(self, before, after) -> None:
+    """Board cards need nothing here: the posterior is taken on the final board."""
+
+  def estimate(self, final: nlhe.HandState, payoffs: np.ndarray | None = None) -> np.ndarray:
+    """Player 0's estimate of each hand, float64 [B]: a fold's payoff, a showdown's expected payoff
+    over the posterior of both players' hole cards."""
+    payoff = (nlhe.payoffs(final) if payoffs is None else payoffs)[:, 0].astype(np.float64)
+    showdown = np.flatnonzero(final.folded < 0)
+    if len(showdown):
+      share = showdown_value(self.weights[0, showdown], self.weights[1, showdown], final.board[showdown])
+      payoff[showdown] = share * final.committed[showdown].min(axis=1)
+    return payoff

@@ -23,11 +23,11 @@ from collections.abc import Callable
 import numpy as np
 
 from jaxcfr.poker import defaults
-from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules import hands, nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
 Z95 = 1.959963984540054  # the normal 97.5% quantile
-AIVAT_VALUES = ('equity', 'rollouts', None)  # AIVAT's value functions (`eval.aivat`), None: off
+AIVAT_VALUES = ('equity', 'rollouts', 'ranges', None)  # AIVAT's value functions (`eval.aivat`), None: off
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +102,7 @@ def aivat_figures(summary: dict, plain_sd: float, value: str, samples: int, roll
     ],
     hands_ratio=aivat.hands_ratio(plain_sd, summary['sd_mbb']),
     value_function=value,
-    **({'preflop_samples': samples} if value == 'equity' else {'rollouts_per_node': rollouts}),
+    **{'equity': {'preflop_samples': samples}, 'rollouts': {'rollouts_per_node': rollouts}}.get(value, {}),
   )
 
 
@@ -179,8 +179,16 @@ def _play_batch(
       if not len(index):
         continue
       sub = nlhe.take(state, index)
-      holes = sub.hole[np.arange(len(index)), sub.to_act][:, None, :]  # [n, 1, 2]
-      actions, probs = policy.strategy(sub, holes)
+      ranges = getattr(tracker, 'needs_ranges', False)
+      if ranges:  # the strategy of every pair, the actual one's row played (`aivat.RangeTracker`)
+        actions, every = hands.query(policy, sub)  # [n, H, A]
+        own = hands.PAIR_INDEX[
+          sub.hole[np.arange(len(index)), sub.to_act, 0], sub.hole[np.arange(len(index)), sub.to_act, 1]
+        ]
+        probs = every[np.arange(len(index)), own][:, None, :]
+      else:
+        holes = sub.hole[np.arange(len(index)), sub.to_act][:, None, :]  # [n, 1, 2]
+        actions, probs = policy.strategy(sub, holes)
       probs = check_strategy(policy, actions, probs, len(index))
       choice = sample_actions(probs, draws[index, state.num_actions[index]])
       picked = np.arange(len(index)), choice
@@ -194,7 +202,7 @@ def _play_batch(
           f'{amount[index][first]}) with probability {probs[first, choice[first]]:.3g}'
         )
       if tracker is not None:
-        tracker.decide(index, sub, actions, probs, choice, policy)
+        tracker.decide(index, sub, actions, every if ranges else probs, choice, policy)
     before, state = state, nlhe.apply(state, kind, amount, live)
     if tracker is not None:
       tracker.advance(before, state)
@@ -269,6 +277,8 @@ def play_match(
       tracker = aivat_module.Tracker(state, preflop)
     elif aivat == 'rollouts':
       tracker = aivat_module.RolloutTracker(state, policy_b, rng, aivat_rollouts, _play_batch, root)
+    elif aivat == 'ranges':
+      tracker = aivat_module.RangeTracker(state)
     state = _play_batch((policy_a, policy_b), state, a_seat, draws, tracker)
     rows = np.arange(len(a_seat))
     payoffs = nlhe.payoffs(state)
