@@ -79,6 +79,8 @@ def show(result: dict) -> None:
   print(f'  against A ({result["policy_a"]}): {line(result["lbr_a"])}')
   print(f'  against B ({result["policy_b"]}): {line(result["lbr_b"])}')
   print(f'  A - B, paired: {line(result["a_minus_b"])}')
+  if 'aivat_a_minus_b' in result:
+    print(f'  A - B, paired, by AIVAT: {line(result["aivat_a_minus_b"])}')
   for side in 'ab':
     for street, row in result.get(f'decisions_{side}', {}).items():
       print(f'  {side.upper()} {street}: {json.dumps(row)}')
@@ -98,6 +100,9 @@ def pool(paths: list) -> dict:
   files.sort(key=lambda f: f['seed'])
   units = [np.concatenate([np.asarray(f[k]) for f in files]) for k in ('units_a', 'units_b')]
   same = {k: files[0].get(k) for k in POOLED}
+  if all('aivat_units_a' in f for f in files):
+    a, b = (np.concatenate([np.asarray(f[k]) for f in files]) for k in ('aivat_units_a', 'aivat_units_b'))
+    same['aivat_a_minus_b'] = interval(a - b)
   return report(files[0]['policy_a'], files[0]['policy_b'], *units, {'seeds': seeds, **same})
 
 
@@ -155,7 +160,7 @@ def main(argv=None) -> int:
         if hasattr(policy, 'config') and args.range_floor is not None:  # a search bot
           policy.config = dataclasses.replace(policy.config, range_floor=args.range_floor)
       backend.enable_compilation_cache()
-      units, seconds = [], []
+      units, aivat_units, seconds = [], [], []
       for policy in policies:
         started = time.perf_counter()
         run = lbr.local_best_response(
@@ -167,10 +172,13 @@ def main(argv=None) -> int:
           actions=args.lbr_actions,
         )
         units.append(run.deal_pair_mbb())
+        aivat_units.append(run.deal_pair_mbb(aivat=True))
         if abs(units[-1].mean() - run.lbr_mbb_per_hand) > 1e-6 * max(1.0, abs(run.lbr_mbb_per_hand)):
           raise AssertionError('the deal pairs do not average to the LBR result')
         seconds.append(time.perf_counter() - started)
       extra = {'seed': args.seed, 'batch': args.batch, 'seconds': seconds, **settings(args)}
+      extra['aivat_units_a'], extra['aivat_units_b'] = (u.tolist() for u in aivat_units)
+      extra['aivat_a_minus_b'] = interval(aivat_units[0] - aivat_units[1])  # the same deals, less variance
       extra['bots'] = bot_configs(policies)
       for side, policy in zip('ab', policies, strict=True):
         if hasattr(policy, 'decisions'):  # a search bot: its think time and iterations per street

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from jaxcfr.poker import defaults
-from jaxcfr.poker.rules import hands, nlhe
+from jaxcfr.poker.rules import nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
 Z95 = 1.959963984540054  # the normal 97.5% quantile
@@ -170,6 +170,9 @@ def _play_batch(
   float [B, L] are the uniforms of the hands' successive actions; `tracker` (`aivat.Tracker`), if
   given, sees every decision and chance step."""
   rows = np.arange(len(a_seat))
+  ranges = getattr(tracker, 'needs_ranges', False)
+  if ranges:
+    from jaxcfr.poker.rules import hands  # noqa: PLC0415 (an exported bot copies this file without it)
   while not state.finished.all():
     live = ~state.finished
     kind = np.zeros(len(rows), np.int64)
@@ -179,7 +182,6 @@ def _play_batch(
       if not len(index):
         continue
       sub = nlhe.take(state, index)
-      ranges = getattr(tracker, 'needs_ranges', False)
       if ranges:  # the strategy of every pair, the actual one's row played (`aivat.RangeTracker`)
         actions, every = hands.query(policy, sub)  # [n, H, A]
         own = hands.PAIR_INDEX[

@@ -11,6 +11,7 @@ import pytest
 from cli_runner import run_cli
 
 from abstractions import HOLES, NoLimitRules, hand_rank
+from abstractions.ranking import hand_rank as numpy_rank
 from jaxcfr import cli
 from jaxcfr.poker import bots
 from jaxcfr.poker.eval import lbr
@@ -330,8 +331,8 @@ def test_preflop_scores_average_the_sample_boards_that_miss_the_pair():
   for h in pairs:
     a, b = HOLES[h]
     kept = boards[~np.isin(boards, (a, b)).any(axis=1)]
-    mine = hand_rank(np.concatenate([np.broadcast_to(hole, (len(kept), 2)), kept], 1))
-    theirs = hand_rank(np.concatenate([np.broadcast_to((a, b), (len(kept), 2)), kept], 1))
+    mine = numpy_rank(np.concatenate([np.broadcast_to(hole, (len(kept), 2)), kept], 1))
+    theirs = numpy_rank(np.concatenate([np.broadcast_to((a, b), (len(kept), 2)), kept], 1))
     expected = np.mean(np.where(mine > theirs, 1.0, np.where(mine == theirs, 0.5, 0.0)))
     assert scores[h] == pytest.approx(expected, abs=1e-6)
   assert np.all(scores[np.isin(HOLES, hole).any(axis=1)] == 0)
