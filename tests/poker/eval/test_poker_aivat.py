@@ -354,7 +354,7 @@ def test_the_range_estimate_agrees_with_the_plain_one_and_cancels_in_self_play()
   from jaxcfr.poker.baselines import REGISTRY
 
   a, b = HoleStrength(1.0), REGISTRY['always-call']()
-  result = match.play_match(a, b, 1200, seed=9, aivat='ranges')
+  result = match.play_match(a, b, 600, seed=9, aivat='ranges')
   figures = result.aivat
   assert result.ci95_low <= figures['mbb_per_hand'] <= result.ci95_high  # two unbiased estimates
   assert figures['sd_mbb'] < 0.5 * result.sd_mbb
