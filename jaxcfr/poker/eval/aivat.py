@@ -25,6 +25,10 @@ the deal: unbiased for the preflop equity, which keeps every correction's mean 0
 the estimate, +- about pot / sqrt(samples) for a hand all-in preflop). The deal itself is a chance
 node too: its correction is v after the blinds, whose mean over deals is 0.
 
+Two more value functions: `RolloutTracker`, a fast policy's own value by playouts from each node, and
+`RangeTracker`, both players' hole cards as imaginary observations (the expected payoff given the
+public history). The match engine (`match.play_match(aivat=...)`) and LBR use them the same way:
+
     tracker = Tracker(state, preflop_equity(state.hole, key))
     ... at each step: tracker.decide(index, sub, actions, probs, choice); state = apply(...);
     tracker.advance(before, state)

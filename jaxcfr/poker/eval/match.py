@@ -233,9 +233,10 @@ def play_match(
   on_progress(hands_done) is called after each batch; keep_hands keeps the finished hands (`final`).
   With `aivat` the result also carries AIVAT's estimate (`eval.aivat`), its random numbers drawn with
   a key of their own (the deals and draws are those of a run without it): 'equity', the check-down
-  value (`aivat_samples` preflop boards per deal), or 'rollouts', B's own value (`aivat_rollouts`
+  value (`aivat_samples` preflop boards per deal); 'rollouts', B's own value (`aivat_rollouts`
   playouts of B against itself per node; B should be a fast policy, e.g. the blueprint under A's
-  search); None for none.
+  search); or 'ranges', both players' hole cards as imaginary observations (each policy is asked for
+  all 1,326 pairs at its decisions and the actual pair's row is played); None for none.
   """
   import jax  # noqa: PLC0415
 
