@@ -52,10 +52,19 @@ _CHUNK = {0: 16, 3: 64, 4: 256, 5: 1024}  # hands per jitted call by cards shown
 
 
 @functools.cache
-def _runout_pairs(unseen: int) -> np.ndarray:
+def runout_pairs(unseen: int) -> np.ndarray:
   """The C(unseen, 2) index pairs (i < j) of two cards from `unseen`, int32 [R, 2]."""
   first, second = np.triu_indices(unseen, k=1)
   return np.stack([first, second], axis=1).astype(np.int32)
+
+
+def unseen_cards(known, count: int):
+  """The cards that none of `known` int [n, k] holds, ascending, int [n, count] (JAX, traceable;
+  `count` = 52 - k for distinct known cards)."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)  # [n, 52]
+  return jnp.argsort(is_known, axis=1, stable=True)[:, :count]
 
 
 @functools.cache
@@ -66,13 +75,11 @@ def _equity_function(shown: int):
   import jax.numpy as jnp  # noqa: PLC0415
 
   unseen = 52 - 4 - shown
-  runouts = jnp.asarray(_runout_pairs(unseen)) if shown == 3 else None
+  runouts = jnp.asarray(runout_pairs(unseen)) if shown == 3 else None
 
   def equity(hole, board):
     n = hole.shape[0]
-    known = jnp.concatenate([hole.reshape(n, 4), board[:, :shown]], axis=1)  # [n, 4 + shown]
-    is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)  # [n, 52]
-    cards = jnp.argsort(is_known, axis=1, stable=True)[:, :unseen]  # [n, unseen]: the unseen cards
+    cards = unseen_cards(jnp.concatenate([hole.reshape(n, 4), board[:, :shown]], axis=1), unseen)
     if shown == 5:
       boards = board[:, None, :]  # [n, 1, 5]
     elif shown == 4:
@@ -127,8 +134,7 @@ def _preflop_function(samples: int):
 
   def equity(hole, keys):
     n = hole.shape[0]
-    known = (jnp.arange(52)[None, :, None] == hole.reshape(n, 1, 4)).any(axis=-1)  # [n, 52]
-    cards = jnp.argsort(known, axis=1, stable=True)[:, :48]  # [n, 48] the unseen cards
+    cards = unseen_cards(hole.reshape(n, 4), 48)  # [n, 48]
     positions = jax.vmap(lambda key: sample_boards(key, 48, samples))(keys)  # [n, K, 5]
     boards = jnp.take_along_axis(cards, positions.reshape(n, -1), axis=1)
     return mean_share(hole, boards.reshape(n, samples, 5))
@@ -136,15 +142,16 @@ def _preflop_function(samples: int):
   return jax.jit(equity)
 
 
-def _chunked(function, chunk: int, *arrays) -> np.ndarray:
-  """function over rows of `arrays`, `chunk` rows a call, the last call padded with copies of row 0."""
+def chunked(function, chunk: int, *arrays) -> np.ndarray:
+  """function over the rows of `arrays` (at least one row), `chunk` rows a call, the last call padded
+  with copies of row 0 (one compiled shape for a jitted function), as float64 [rows, ...]."""
   count = len(arrays[0])
-  result = np.zeros(count)
+  parts = []
   for start in range(0, count, chunk):
     rows = np.arange(start, min(start + chunk, count))
     pad = np.concatenate([rows, np.repeat(rows[:1], chunk - len(rows))])
-    result[rows] = np.asarray(function(*(array[pad] for array in arrays)), np.float64)[: len(rows)]
-  return result
+    parts.append(np.asarray(function(*(array[pad] for array in arrays)), np.float64)[: len(rows)])
+  return np.concatenate(parts)
 
 
 def street_equity(hole, board, shown) -> np.ndarray:
@@ -158,7 +165,7 @@ def street_equity(hole, board, shown) -> np.ndarray:
   for count in (3, 4, 5):
     index = np.flatnonzero(shown == count)
     if len(index):
-      result[index] = _chunked(_equity_function(count), _CHUNK[count], hole[index], board[index])
+      result[index] = chunked(_equity_function(count), _CHUNK[count], hole[index], board[index])
   return result
 
 
@@ -172,7 +179,7 @@ def preflop_equity(hole, key, samples: int = DEFAULT_SAMPLES) -> np.ndarray:
   hole = np.asarray(hole, np.int32)
   keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(np.arange(len(hole), dtype=np.uint32))
   chunk = max(1, min(_CHUNK[0], 2**17 // samples))
-  return _chunked(_preflop_function(samples), chunk, hole, keys)
+  return chunked(_preflop_function(samples), chunk, hole, keys)
 
 
 def node_value(state: nlhe.HandState, equity: np.ndarray) -> np.ndarray:

@@ -72,7 +72,6 @@ SETTINGS = {
 }
 DEFAULT_ACTIONS = defaults.LBR_ACTIONS  # = SETTINGS['turn-river']
 _CHUNKS = {5: 64, 4: 8, 3: 1, 0: 1}  # rows per jitted equity call by cards shown (padded: one shape each)
-_RUNOUTS = np.stack(np.triu_indices(47, k=1), axis=1).astype(np.int32)  # [1081, 2] turn-river positions
 PREFLOP_SAMPLES = 1024  # boards per hand of LBR's preflop equity (Monte Carlo)
 
 
@@ -206,7 +205,7 @@ def _scores_function(shown: int):
   import jax.numpy as jnp  # noqa: PLC0415
 
   from abstractions import hand_rank  # noqa: PLC0415
-  from jaxcfr.poker.eval.aivat import sample_boards  # noqa: PLC0415
+  from jaxcfr.poker.eval.aivat import runout_pairs, sample_boards, unseen_cards  # noqa: PLC0415
 
   pairs = jnp.asarray(HOLES)
 
@@ -228,9 +227,7 @@ def _scores_function(shown: int):
     """[n, H]: the river score averaged over the R = 46 river cards that neither LBR's hole [n, 2] nor
     the turn board [n, :4] holds, those in the pair left out (44 for a pair the cards do not block)."""
     n = hole.shape[0]
-    known = jnp.concatenate([hole, board[:, :4]], axis=1)  # [n, 6]
-    is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)  # [n, 52]
-    rivers = jnp.argsort(is_known, axis=1, stable=True)[:, :46]  # [n, R]: unseen cards, ascending
+    rivers = unseen_cards(jnp.concatenate([hole, board[:, :4]], axis=1), 46)  # [n, R]
     boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :4], (n, 46, 4)), rivers[..., None]], -1)
     return averaged(hole, boards)
 
@@ -255,19 +252,17 @@ def _scores_function(shown: int):
     """[n, H]: the score averaged over every turn and river (C(47, 2) = 1,081 runouts of the cards LBR
     does not see), those touching the pair left out (990 for a pair the cards do not block)."""
     n = hole.shape[0]
-    known = jnp.concatenate([hole, board[:, :3]], axis=1)  # [n, 5]
-    is_known = (jnp.arange(52)[None, :, None] == known[:, None, :]).any(axis=-1)
-    unseen = jnp.argsort(is_known, axis=1, stable=True)[:, :47]  # [n, 47]
-    runouts = unseen[:, _RUNOUTS]  # [n, 1081, 2]
-    boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :3], (n, len(_RUNOUTS), 3)), runouts], -1)
+    runouts = unseen_cards(jnp.concatenate([hole, board[:, :3]], axis=1), 47)[
+      :, runout_pairs(47)
+    ]  # [n, R, 2]
+    boards = jnp.concatenate([jnp.broadcast_to(board[:, None, :3], (n, runouts.shape[1], 3)), runouts], -1)
     return averaged(hole, boards)
 
   def preflop(hole, keys):
     """[n, H]: the score averaged over PREFLOP_SAMPLES boards drawn uniformly (5 of the 50 cards LBR
     does not see) with each hand's key, those touching the pair left out: a Monte Carlo estimate."""
     n = hole.shape[0]
-    is_known = (jnp.arange(52)[None, :, None] == hole[:, None, :]).any(axis=-1)
-    unseen = jnp.argsort(is_known, axis=1, stable=True)[:, :50]  # [n, 50]
+    unseen = unseen_cards(hole, 50)  # [n, 50]
     positions = jax.vmap(lambda key: sample_boards(key, 50, PREFLOP_SAMPLES))(keys)  # [n, K, 5]
     boards = jnp.take_along_axis(unseen, positions.reshape(n, -1), axis=1).reshape(n, PREFLOP_SAMPLES, 5)
     return averaged(hole, boards)
@@ -296,11 +291,9 @@ def showdown_scores(hole, board, shown, keys=None) -> np.ndarray:
   result = np.zeros((len(hole), NUM_PAIRS))
   for count, chunk in _CHUNKS.items():
     index = np.flatnonzero(shown == count)
-    for start in range(0, len(index), chunk):
-      rows = index[start : start + chunk]
-      pad = np.concatenate([rows, np.repeat(rows[:1], chunk - len(rows))])
-      second = keys[pad] if count == 0 else board[pad]
-      result[rows] = np.asarray(_scores_function(count)(hole[pad], second), np.float64)[: len(rows)]
+    if len(index):
+      second = keys[index] if count == 0 else board[index]
+      result[index] = aivat_module.chunked(_scores_function(count), chunk, hole[index], second)
   cards = np.concatenate([hole, np.where(np.arange(5) < shown[:, None], board, -1)], axis=1)
   return np.where(blocked(cards), 0.0, result)
 
