@@ -352,6 +352,7 @@ def test_the_range_estimate_is_the_posterior_mean_of_the_payoff():
   np.testing.assert_allclose(result.aivat_chips[folded], result.chips[folded])  # a fold's payoff is public
 
 
+@pytest.mark.slow
 def test_the_range_estimate_agrees_with_the_plain_one_and_cancels_in_self_play():
   from jaxcfr.poker.baselines import REGISTRY
 

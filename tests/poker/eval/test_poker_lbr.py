@@ -301,6 +301,7 @@ def test_showdown_scores_match_a_loop_over_pairs_and_rivers(cards):
   assert lbr.equity(weights[None], scores[None])[0] == pytest.approx(expected, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_showdown_scores_on_a_flop_average_every_turn_and_river():
   hole, board = parse_cards('Th9h'), parse_cards('8h7c2h')
   padded = np.array([*board, 0, 0])
@@ -473,6 +474,7 @@ def test_bad_action_sets_are_refused_in_one_line(text):
     lbr.parse_actions(text)
 
 
+@pytest.mark.slow
 def test_decisions_on_the_flop_match_the_formulas_when_lbr_bets_there():
   """The flop spot of the all-street setting: U of every action against the direct evaluation with the
   brute-force flop scores, and the choice is the best of them."""
@@ -505,6 +507,7 @@ def test_all_street_lbr_against_always_fold_raises_preflop_and_wins_750_too():
   assert result.lbr_mbb_per_hand == 750 and result.to_json()['setting'] == 'FCPA/FCPA/FCPA/FCPA'
 
 
+@pytest.mark.slow
 def test_settings_are_paired_on_the_same_deals():
   policy = bots.resolve_policy('always-call')
   runs = [
