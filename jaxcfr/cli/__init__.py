@@ -13,6 +13,7 @@
     jaxcfr acpc HOST PORT --bot SPEC [--game FILE] [--log FILE.jsonl]  (a bot at an ACPC dealer's table)
     jaxcfr chipzen run --bot SPEC [--bot-id ID | --url URL] [--token T]  (a bot at Chipzen's tables)
     jaxcfr bot export BLUEPRINT --out DIR [--tier free|pro|elite]  (a bot directory for Chipzen's upload)
+    jaxcfr pushfold --stack BB [--ante A] [--json PATH|-]  (heads-up push-or-fold, solved exactly)
 
 One module per command family (`solve`: games, solve and evaluate; `subgame`, `abstract`,
 `blueprint`, `match`, `lbr`, `play`), and `common` for what they share: argument types, the output
@@ -30,7 +31,7 @@ import sys
 import textwrap
 
 from jaxcfr import outputs
-from jaxcfr.cli import acpc, blueprint, chipzen, common, match, play, solve, subgame
+from jaxcfr.cli import acpc, blueprint, chipzen, common, match, play, pushfold, solve, subgame
 from jaxcfr.cli.common import UsageError
 from jaxcfr.version import __version__
 
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument('--version', action='version', version=f'jaxcfr {__version__}')
   commands = parser.add_subparsers(dest='command', required=True)
   solve.add_parsers(commands)
-  for family in (subgame, blueprint, match, play, acpc, chipzen, _abstract()):
+  for family in (subgame, blueprint, match, play, pushfold, acpc, chipzen, _abstract()):
     if family is not None:
       family.add_parser(commands)
   return parser
@@ -78,7 +79,7 @@ def _commands() -> dict:
   abstract = _abstract()
   runs = {'games': solve.games, 'solve': solve.solve, 'evaluate': solve.evaluate, 'subgame': subgame.run}
   runs.update(blueprint=blueprint.run, match=match.run, play=play.run, acpc=acpc.run, chipzen=chipzen.run)
-  runs.update(bot=chipzen.export)
+  runs.update(bot=chipzen.export, pushfold=pushfold.run)
   return {**runs, 'abstract': abstract.command} if abstract is not None else runs
 
 
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
       return common.fail(error)
   args = build_parser().parse_args(argv)
   try:
-    if args.command not in ('games', 'abstract'):
+    if args.command not in ('games', 'abstract', 'pushfold'):  # pushfold: NumPy and SciPy only
       _start_jax(args)
     return _commands()[args.command](args)
   except (UsageError, outputs.OutputError) as error:

@@ -27,7 +27,14 @@ LBR_BATCH = 512  # hands local best response plays at once (its queries cover al
 # past the dealer's own limit per response (--t_response; a slow opponent is the dealer's to judge).
 ACPC_RESPONSE_SECONDS = 7.0
 ACPC_STALL_SECONDS = 660.0
-BASELINES = ('always-call', 'always-fold', 'always-pot', 'random', 'equity')  # = baselines.REGISTRY
+BASELINES = (
+  'always-call',
+  'always-fold',
+  'always-pot',
+  'random',
+  'equity',
+  'pushfold',
+)  # = baselines.REGISTRY
 # The search bot (`search_policy`, `search:` policies, `jaxcfr play --search`): by default the bot that
 # beat its blueprint head to head and was less exploitable than it under paired LBR (docs/benchmarks.md,
 # the depth-limited search bot): the flop and the turn searched depth-limited (the turn's leaves on 6

@@ -15,6 +15,11 @@ check/call (always valid), and one raise-to amount (valid when a raise is allowe
 - `equity`: hand strength e = equity against one uniformly random hand with the unseen board cards
   dealt uniformly (`hand_strength`); raises the pot when e >= 0.7, else calls when e >= the pot odds
   to_call / (pot + to_call) (so it always checks when free), else folds.
+- `pushfold`: the push-or-fold equilibrium (`jaxcfr.poker.pushfold`) at the table's depth (stack and
+  blinds of `state.rules`, no ante). As the small blind's first action it goes all-in with its class's
+  push probability, else folds; at any other preflop decision it goes all-in (calls an all-in, raises
+  all-in otherwise, a limp included) with its class's probability of calling a push, else folds (checks
+  when free); after the flop, reached only when it checked a limp, it checks and folds to a bet.
 
     policy = REGISTRY['equity']()                # a spec (a name, a file, search:...): jaxcfr.poker.bots
 """
@@ -129,12 +134,37 @@ class EquityThreshold:
     return actions, _one_hot(choice, 3)
 
 
+@dataclasses.dataclass(frozen=True)
+class PushOrFold:
+  """The push-or-fold equilibrium at the table's depth (see the module)."""
+
+  name: str = 'pushfold'
+
+  def strategy(self, state, holes):
+    from jaxcfr.poker import pushfold  # noqa: PLC0415
+    from jaxcfr.poker.rules import ranges  # noqa: PLC0415
+
+    _holes_count(holes)  # checks the shape
+    rules = state.rules
+    solution = pushfold.solve(rules.stack / rules.big_blind, 0.0, rules.small_blind / rules.big_blind)
+    options = nlhe.legal(state)
+    actions = _three_slots(state, options.max_raise_to)
+    classes = ranges.class_of_hands(np.asarray(holes))  # [B, K]
+    opening = (state.street == 0) & (state.num_actions == 0)  # the small blind's first action
+    all_in = np.where(opening[:, None], solution.push[classes], solution.call[classes])
+    all_in = np.where((state.street == 0)[:, None], all_in, 0.0)  # [B, K]
+    shove = _one_hot(np.where(actions.valid[:, 2], 2, 1), 3)[:, None, :]  # raise all-in, else call
+    give_up = _one_hot(np.where(actions.valid[:, 0], 0, 1), 3)[:, None, :]  # fold, else check
+    return actions, all_in[..., None] * shove + (1 - all_in[..., None]) * give_up
+
+
 REGISTRY = {
   'always-call': AlwaysCall,
   'always-fold': AlwaysFold,
   'always-pot': AlwaysPot,
   'random': UniformRandom,
   'equity': EquityThreshold,
+  'pushfold': PushOrFold,
 }
 
 

@@ -168,8 +168,9 @@ HAND_CLASSES = tuple(
 
 
 def class_of_hands(hands: np.ndarray) -> np.ndarray:
-  """Positions int32 `[...]` in `HAND_CLASSES` of hole-card pairs int32 `[..., 2]` (either order)."""
-  hands = np.asarray(hands)
+  """Positions int32 `[...]` in `HAND_CLASSES` of hole-card pairs `[..., 2]` (either order, any integer
+  dtype: the arithmetic runs in int32, where int8 card ids would overflow)."""
+  hands = np.asarray(hands).astype(np.int32)
   ranks, suits = hands // 4, hands % 4
   high, low = ranks.max(axis=-1), ranks.min(axis=-1)
   suited = suits[..., 0] == suits[..., 1]
