@@ -5,6 +5,9 @@ where the files have it.
 
     python experiments/pool_matches.py runs/r*.json
 
+Files of `jaxcfr match --carry-stacks` pool their mirrored match pairs instead: the share of matches
+won and mbb/hand, each with its 95% CI over the pairs.
+
 Each file's unit is a deal pair's mean (its `sd_mbb` over its `deals`), so the pooled mean weighs the
 files by their deal pairs and its variance is sum(n_i sd_i^2) / N^2.
 """
@@ -75,6 +78,37 @@ def pool(reports: list[dict]) -> dict:
   return pooled
 
 
+def pool_carried(reports: list[dict]) -> dict:
+  """The pooled figures of `jaxcfr match --carry-stacks` files (one policy pair, one start): the share
+  of matches A won and A's mbb/hand, each with the normal 95% CI over the mirrored match pairs."""
+  keys = {(r['policy_a'], r['policy_b'], r['start_stack'], r['big_blind']) for r in reports}
+  if len(keys) != 1:
+    raise ValueError(
+      f'the files must be carried-stack matches of one pair from one start, got {sorted(keys)}'
+    )
+  scores, mbb = [], []
+  for report in reports:
+    stacks = report['final_stacks']
+    score = [1.0 if a > b else 0.0 if a < b else 0.5 for a, b in stacks]
+    hands = report['hands_played']
+    for k in range(0, len(stacks), 2):
+      scores.append((score[k] + score[k + 1]) / 2)
+      chips = stacks[k][0] + stacks[k + 1][0] - 2 * report['start_stack']
+      mbb.append(chips * 1000.0 / report['big_blind'] / max(hands[k] + hands[k + 1], 1))
+
+  def interval(values):
+    mean = statistics.fmean(values)
+    half = Z95 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float('nan')
+    return mean, mean - half, mean + half
+
+  return {
+    'policy_a': reports[0]['policy_a'], 'policy_b': reports[0]['policy_b'], 'files': len(reports),
+    'seeds': sorted(r['seed'] for r in reports), 'matches': 2 * len(scores),
+    'start_bb': reports[0]['start_stack'] / reports[0]['big_blind'], 'win_share': interval(scores),
+    'mbb_per_hand': interval(mbb), 'hands': sum(r['hands'] for r in reports),
+  }  # fmt: skip
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('files', nargs='+', help='JSON results of duplicate matches')
@@ -84,6 +118,16 @@ def main(argv=None) -> int:
     for path in args.files:
       with open(path) as file:
         reports.append(json.load(file))
+    if all('final_stacks' in r for r in reports):
+      result = pool_carried(reports)
+      share, mbb = result['win_share'], result['mbb_per_hand']
+      print(
+        f'{result["policy_a"]} vs {result["policy_b"]}, carried from {result["start_bb"]:g} bb: '
+        f'{result["files"]} files, {result["matches"]:,} matches, {result["hands"]:,} hands: won '
+        f'{100 * share[0]:.1f}%, 95% CI [{100 * share[1]:.1f}%, {100 * share[2]:.1f}%]; {mbb[0]:+.1f} '
+        f'mbb/hand, 95% CI [{mbb[1]:+.1f}, {mbb[2]:+.1f}]'
+      )
+      return 0
     result = pool(reports)
   except (OSError, ValueError, KeyError) as error:
     print(f'pool_matches: error: {error}', file=sys.stderr)

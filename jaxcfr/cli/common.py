@@ -142,6 +142,48 @@ def write_outputs(args, report: dict, log, *files) -> int:
   return 0
 
 
+# The game: blinds and stack depth.
+
+
+def blinds(text: str) -> tuple[int, int]:
+  """An argparse type: 'SMALL/BIG' in whole chips, 0 < small <= big."""
+  small, slash, big = text.partition('/')
+  try:
+    small, big = int(small), int(big)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f'{text!r} is not SMALL/BIG in whole chips, e.g. 50/100') from None
+  if not slash or not 0 < small <= big:
+    raise argparse.ArgumentTypeError(f'need positive blinds with the small at most the big, got {text!r}')
+  return small, big
+
+
+def add_game_options(parser) -> None:
+  """--blinds and --stack: the game's blinds and every hand's starting stacks."""
+  parser.add_argument(
+    '--blinds', type=blinds, default=(defaults.SMALL_BLIND, defaults.BIG_BLIND), metavar='SMALL/BIG',
+    help=f'the blinds in chips (default {defaults.SMALL_BLIND}/{defaults.BIG_BLIND})',
+  )  # fmt: skip
+  parser.add_argument(
+    '--stack', type=number(unit=' of big blinds'), default=defaults.STACK_BB, metavar='BB',
+    help=f"each player's stack at the start of every hand, in big blinds (default {defaults.STACK_BB:g}); "
+    'a blueprint of another depth plays these hands read into its own game',
+  )  # fmt: skip
+
+
+def game_rules(args):
+  """The game of --blinds and --stack (`nlhe.NoLimitRules`); `UsageError` with one line where no game
+  can start (a stack of at most one big blind, or one that is not a whole number of chips)."""
+  from abstractions.betting import NoLimitRules  # noqa: PLC0415
+
+  small, big = args.blinds
+  chips = args.stack * big
+  if args.stack <= 1:
+    raise UsageError(f'--stack must be more than one big blind, got {args.stack:g}')
+  if abs(chips - round(chips)) > 1e-9:
+    raise UsageError(f'--stack {args.stack:g} big blinds of {big} chips is not a whole number of chips')
+  return NoLimitRules(small, big, int(round(chips)))
+
+
 # The search bot: its options, declared and checked once, and policy specs.
 
 
@@ -262,9 +304,11 @@ def resolve_policy(spec: str, args, *, seed: int = 0, tables: str | None = None)
 
 
 def is_search(spec: str) -> bool:
-  return spec.startswith('search:')
+  """Whether a policy spec is the search bot (alone or inside the depth-aware bot, depth:search:...)."""
+  return spec.removeprefix('depth:').startswith('search:')
 
 
 def plain_path(path: str) -> str:
   """`path` as a policy spec that names that file, even where it reads as a baseline's name."""
-  return os.path.join(os.curdir, path) if path in defaults.BASELINES or is_search(path) else path
+  named = path in defaults.BASELINES or is_search(path) or path.startswith('depth:')
+  return os.path.join(os.curdir, path) if named else path

@@ -43,6 +43,7 @@ def add_arguments(parser, policy: bool = True) -> None:
     help="LBR's actions per street, preflop,flop,turn,river, of f (fold), c (check/call), p (pot), a "
     f"(all-in), or all-streets / turn-river (default {defaults.LBR_ACTIONS}, the paper's main setting)",
   )
+  common.add_game_options(parser)
   common.add_search_options(parser)
   parser.add_argument(
     '--batch',
@@ -62,6 +63,7 @@ def run(args) -> int:
   common.check_search_options(args, common.is_search(args.policy), SEARCH_ONLY)
   with common.bad_input(ValueError):
     actions = lbr.parse_actions(args.lbr_actions)
+  rules = common.game_rules(args)
   policy = common.resolve_policy(args.policy, args)
   total = args.hands + args.hands % 2
   quiet = getattr(args, 'quiet', False)
@@ -73,6 +75,7 @@ def run(args) -> int:
       batch=args.batch,
       progress=lambda done: bar.update(done - bar.count),
       actions=actions,
+      rules=rules,
     )
   _print(result, log)
   return common.write_outputs(args, result.to_json(), log)

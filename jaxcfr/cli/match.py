@@ -39,10 +39,21 @@ def add_parser(commands) -> None:
   )
   parser.add_argument('policy_b', metavar='B', help='the opponent, the same way')
   parser.add_argument(
-    '--hands', type=common.positive_count, default=defaults.MATCH_HANDS,
-    help=f'hands to play (default {defaults.MATCH_HANDS:,}; in duplicate rounded up to whole deal pairs)',
+    '--hands', type=common.positive_count, default=None,
+    help=f'hands to play (default {defaults.MATCH_HANDS:,}; in duplicate rounded up to whole deal pairs); '
+    f'with --carry-stacks the hand limit of each match (default {defaults.CARRY_HANDS:,})',
   )  # fmt: skip
   parser.add_argument('--seed', type=common.seed, default=0, help='cards and sampling seed (default 0)')
+  common.add_game_options(parser)
+  parser.add_argument(
+    '--carry-stacks', action='store_true',
+    help="Chipzen's matches: the stacks carry over from hand to hand (from --stack) until a player cannot "
+    'post the big blind or --hands hands are played; reports the share of matches won and mbb/hand',
+  )  # fmt: skip
+  parser.add_argument(
+    '--matches', type=common.whole_number(2), default=defaults.CARRY_MATCHES,
+    help=f'with --carry-stacks: matches to play, in mirrored pairs (default {defaults.CARRY_MATCHES})',
+  )  # fmt: skip
   common.add_search_options(parser)
   parser.add_argument(
     '--no-duplicate', action='store_true', help='deal every hand once, seats alternating (more variance)'
@@ -56,7 +67,7 @@ def add_parser(commands) -> None:
   parser.add_argument(
     '--aivat',
     choices=('equity', 'rollouts', 'ranges', 'off'),
-    default='equity',
+    default=None,
     help="AIVAT's value function (an unbiased estimate with less variance, reported beside the plain "
     "one): equity, the check-down value (default); rollouts, B's own value by playouts of B against "
     "itself (B a fast policy, e.g. the blueprint under search:); ranges, both players' hole cards as "
@@ -80,6 +91,13 @@ def run(args) -> int:
   common.check_json(args)
   searching = any(common.is_search(spec) for spec in (args.policy_a, args.policy_b))
   common.check_search_options(args, searching, SEARCH_ONLY)
+  rules = common.game_rules(args)
+  if args.carry_stacks:
+    return _carry(args, rules, log)
+  if args.matches != defaults.CARRY_MATCHES:
+    raise common.UsageError('--matches goes with --carry-stacks')
+  args.hands = defaults.MATCH_HANDS if args.hands is None else args.hands
+  args.aivat = 'equity' if args.aivat is None else args.aivat
   policy_a = common.resolve_policy(args.policy_a, args)
   policy_b = common.resolve_policy(args.policy_b, args)
   duplicate = not args.no_duplicate
@@ -91,18 +109,50 @@ def run(args) -> int:
   aivat = None if args.aivat == 'off' else args.aivat
   with common.bad_input(ValueError), progress.Progress(total, 'match', 'hands', args.quiet) as bar:
     result = match.play_match(
-      policy_a, policy_b, args.hands, seed=args.seed, duplicate=duplicate, batch=args.batch,
+      policy_a, policy_b, args.hands, seed=args.seed, duplicate=duplicate, batch=args.batch, rules=rules,
       on_progress=lambda done: bar.update(done - bar.count), aivat=aivat, aivat_rollouts=args.aivat_rollouts,
     )  # fmt: skip
   _print(result, log)
   return common.write_outputs(args, result.to_json(), log)
 
 
+def _carry(args, rules, log) -> int:
+  """`jaxcfr match --carry-stacks`: matches to a bust or the hand limit, their share won."""
+  from jaxcfr import progress  # noqa: PLC0415
+  from jaxcfr.poker.eval import match  # noqa: PLC0415
+
+  for flag, given in (('--no-duplicate', args.no_duplicate), ('--aivat', args.aivat is not None)):
+    if given:
+      raise common.UsageError(f'{flag} does not apply to --carry-stacks (mirrored match pairs, no AIVAT)')
+  hands = defaults.CARRY_HANDS if args.hands is None else args.hands
+  policy_a = common.resolve_policy(args.policy_a, args)
+  policy_b = common.resolve_policy(args.policy_b, args)
+  matches = args.matches + args.matches % 2
+  with common.bad_input(ValueError), progress.Progress(matches * hands, 'match', 'hands', args.quiet) as bar:
+    result = match.play_carry_matches(
+      policy_a, policy_b, args.matches, seed=args.seed, rules=rules, max_hands=hands,
+      on_progress=lambda done: bar.update(done - bar.count),
+    )  # fmt: skip
+  print(
+    f'{result.policy_a} vs {result.policy_b}, stacks carried over from {rules.stack / rules.big_blind:g} bb '
+    f'at {rules.small_blind}/{rules.big_blind}: {result.matches:,} matches ({result.matches // 2:,} '
+    f'mirrored pairs), {result.hands:,} hands in {result.seconds:.1f} s; {result.busted:,} ended by a bust\n'
+    f'{result.policy_a} won {result.won:g} of {result.matches:,}: {100 * result.win_share:.1f}%, 95% CI '
+    f'[{100 * result.win_ci95_low:.1f}%, {100 * result.win_ci95_high:.1f}%]; {result.mbb_per_hand:+.1f} '
+    f'mbb/hand, 95% CI [{result.ci95_low:+.1f}, {result.ci95_high:+.1f}]',
+    file=log,
+  )
+  return common.write_outputs(args, result.to_json(), log)
+
+
 def _print(result, log) -> None:
   mode = f'{result.deals:,} deals in duplicate' if result.duplicate else 'seats alternating'
+  game = ''
+  if (result.small_blind, result.big_blind, result.stack) != (50, 100, 20_000):
+    game = f' at {result.small_blind}/{result.big_blind}, {result.stack / result.big_blind:g} bb deep'
   print(
-    f'{result.policy_a} vs {result.policy_b}: {result.hands:,} hands ({mode}) in {result.seconds:.1f} s '
-    f'({_rate(result.hands_per_second)} hands/s)\n'
+    f'{result.policy_a} vs {result.policy_b}{game}: {result.hands:,} hands ({mode}) in '
+    f'{result.seconds:.1f} s ({_rate(result.hands_per_second)} hands/s)\n'
     f'{result.policy_a}: {result.mbb_per_hand:+.1f} mbb/hand, 95% CI [{result.ci95_low:+.1f}, '
     f'{result.ci95_high:+.1f}]\n'
     f'  {seats_line(result)}',
@@ -110,10 +160,12 @@ def _print(result, log) -> None:
   )
   if result.aivat is not None:
     aivat = result.aivat
+    ratio = aivat['hands_ratio']
+    gain = f': {ratio:.2g}x fewer hands for the same interval' if ratio == ratio else ''  # nan: no spread
     print(
       f'AIVAT ({aivat["value_function"]} values): {aivat["mbb_per_hand"]:+.1f} mbb/hand, 95% CI '
       f'[{aivat["ci95_low"]:+.1f}, {aivat["ci95_high"]:+.1f}] (sd {aivat["sd_mbb"]:,.0f} against '
-      f'{result.sd_mbb:,.0f}: {aivat["hands_ratio"]:.2g}x fewer hands for the same interval)',
+      f'{result.sd_mbb:,.0f}{gain})',
       file=log,
     )
 

@@ -3,9 +3,11 @@ name them: a baseline (`eval.baselines.REGISTRY`), a policy file (`blueprint.loa
 `search:` and either of those (the search bot over it, `search.bot.search_policy`), or a Chipzen bot
 (`chipzen:MODULE:CLASS`, `chipzen:FILE.py`, the SDK's examples `chipzen:call` ...:
 `tables.chipzen.chipzen_policy`), or a bot directory `jaxcfr bot export` wrote (its packed blueprint,
-`tables.bundle.load_policy`).
+`tables.bundle.load_policy`), or `depth:` and any of those (the depth-aware bot: the push-or-fold
+equilibrium at short stacks, `depth.DepthAware`).
 
     bot = resolve_policy('search:bp.npz')         # the search bot over a blueprint
+    bot = resolve_policy('depth:bp.npz')          # pushes or folds below its depth, else the blueprint
     policy = resolve_policy('equity')
 
 It sits above the blueprint, search and evaluation folders because a spec can name any of them.
@@ -15,12 +17,13 @@ from __future__ import annotations
 
 import os
 
-from jaxcfr.poker import blueprint, defaults
+from jaxcfr.poker import blueprint, defaults, depth
 from jaxcfr.poker.eval import baselines
 from jaxcfr.poker.search import bot as search
 from jaxcfr.poker.tables import bundle, chipzen, export
 
 SEARCH_PREFIX = 'search:'
+DEPTH_PREFIX = 'depth:'
 
 
 def resolve_policy(
@@ -46,7 +49,16 @@ def resolve_policy(
   none, unsafe re-solving), `turn_depth_limited`, `river_cards` (a depth-limited turn's sampled river
   cards) or `flop_seconds` (a flop decision's seconds) are given; its sampling `seed`). `tables`: a
   policy file's abstraction tables (default: the directory it recorded). Raises ValueError with one line
-  naming the problem."""
+  naming the problem. `depth:` and any of those: the depth-aware bot over it (`depth.DepthAware`: push or
+  fold at short stacks)."""
+  if spec.startswith(DEPTH_PREFIX):
+    inner = spec[len(DEPTH_PREFIX) :]
+    if not inner or inner.startswith(DEPTH_PREFIX):
+      raise ValueError(f'{spec!r}: depth: takes a policy spec, e.g. depth:bp.npz or depth:search:bp.npz')
+    options = dict(think_seconds=think_seconds, streets=streets, iterations=iterations, warm_start=warm_start)
+    options.update(gadget=gadget, turn_depth_limited=turn_depth_limited, river_cards=river_cards)
+    options.update(flop_seconds=flop_seconds, seed=seed, tables=tables)
+    return depth.DepthAware(resolve_policy(inner, **options))
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):

@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 
 from abstractions import HOLES
-from jaxcfr.poker import defaults
+from jaxcfr.poker import defaults, depth
 from jaxcfr.poker.eval import aivat as aivat_module
 from jaxcfr.poker.eval.match import Z95, aivat_figures, sample_actions, summarise
 from jaxcfr.poker.rules import nlhe
@@ -476,6 +476,7 @@ def local_best_response(
   if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
     raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
   actions = parse_actions(actions) if isinstance(actions, str) else parse_actions(','.join(actions))
+  policy = depth.at_rules(policy, rules)  # a blueprint of another depth: the hands read into its game
   deals = -(-hands // 2)
   per_batch = batch // 2
   timed = _Timed(policy)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from jaxcfr.poker import defaults
+from jaxcfr.poker import defaults, depth
 from jaxcfr.poker.rules import nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
@@ -56,6 +56,8 @@ class MatchResult:
   final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
   aivat: dict | None = None  # AIVAT's figures (`aivat_figures`), None when it was off
   aivat_chips: np.ndarray | None = dataclasses.field(default=None, repr=False)  # A's estimate per hand
+  small_blind: int = nlhe.DEFAULT_RULES.small_blind
+  stack: int = nlhe.DEFAULT_RULES.stack  # each player's chips at the start of every hand
 
   @property
   def hands_per_second(self) -> float:
@@ -75,6 +77,8 @@ class MatchResult:
       seed=self.seed,
       batch=self.batch,
       big_blind=self.big_blind,
+      small_blind=self.small_blind,
+      stack=self.stack,
       sd_mbb=self.sd_mbb,
       seats=[
         dict(seat=seat, mbb_per_hand=self.seat_mbb[seat], ci95_low=low, ci95_high=high)
@@ -250,6 +254,8 @@ def play_match(
     raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
   if aivat not in AIVAT_VALUES:
     raise ValueError(f'aivat must be one of {", ".join(map(str, AIVAT_VALUES))}, got {aivat!r}')
+  # A blueprint of another depth plays these hands read into its own game (`depth.at_rules`).
+  policy_a, policy_b = (depth.at_rules(policy, rules) for policy in (policy_a, policy_b))
   copies = 2 if duplicate else 1
   deals = -(-hands // copies)
   per_batch = batch // copies
@@ -326,4 +332,116 @@ def play_match(
     final=nlhe.concatenate(finals) if keep_hands else None,
     aivat=figures,
     aivat_chips=np.concatenate(estimates) if aivat else None,
+    small_blind=rules.small_blind,
+    stack=rules.stack,
   )
+
+
+# Matches with stacks carried over from hand to hand (Chipzen's), played to a bust or a hand limit.
+
+
+@dataclasses.dataclass(frozen=True)
+class CarryResult:
+  """A's results over `matches` matches whose stacks carry over (see `play_carry_matches`): the share
+  of matches A won (a tie at the hand limit counts half) with its normal 95% interval over mirrored
+  match pairs, and A's mbb/hand (each pair's chips over its hands, the mean over pairs, with its 95%
+  interval). `final_stacks` int64 [matches, 2]: A's and B's chips at the end; `hands_played` [matches]."""
+
+  policy_a: str
+  policy_b: str
+  matches: int
+  start_stack: int
+  max_hands: int
+  seed: int
+  small_blind: int
+  big_blind: int
+  won: float
+  win_share: float
+  win_ci95_low: float
+  win_ci95_high: float
+  busted: int  # matches that ended with a player unable to post the big blind
+  hands: int
+  mbb_per_hand: float
+  ci95_low: float
+  ci95_high: float
+  seconds: float
+  final_stacks: np.ndarray = dataclasses.field(repr=False)
+  hands_played: np.ndarray = dataclasses.field(repr=False)
+
+  def to_json(self) -> dict:
+    """The figures as JSON-ready values, with each match's final stacks and hands."""
+    figures = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    figures['final_stacks'] = self.final_stacks.tolist()
+    figures['hands_played'] = self.hands_played.tolist()
+    return figures
+
+
+def play_carry_matches(
+  policy_a,
+  policy_b,
+  matches: int,
+  seed: int = 0,
+  rules=nlhe.DEFAULT_RULES,
+  max_hands: int = defaults.CARRY_HANDS,
+  on_progress: Callable[[int], None] | None = None,
+) -> CarryResult:
+  """`matches` matches of A against B (rounded up to an even number: mirrored pairs) that start at
+  `rules.stack` each and carry the stacks over from hand to hand; a match ends when a player has at
+  most one big blind left (bust: they cannot post it) or after `max_hands` hands (the bigger stack
+  wins). The button alternates; match 2k + 1 deals the cards of match 2k with the seats swapped, hand
+  for hand. Each hand is played at its effective stack (the shorter one; the deeper player's excess
+  is never in play heads-up), so hands of equal effective stacks are played as one batch.
+  on_progress(hands_done) after each round of hands. Cards and draws come from
+  `numpy.random.default_rng([seed, pair, hand])`: deterministic given the seed."""
+  if not isinstance(matches, int) or isinstance(matches, bool) or matches < 2:
+    raise ValueError(f'matches must be a whole number >= 2, got {matches!r}')
+  if not isinstance(max_hands, int) or isinstance(max_hands, bool) or max_hands < 1:
+    raise ValueError(f'max_hands must be a whole number >= 1, got {max_hands!r}')
+  if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    raise ValueError(f'seed must be a non-negative whole number, got {seed!r}')
+  from abstractions.betting import NoLimitRules  # noqa: PLC0415
+
+  matches += matches % 2
+  start = time.perf_counter()
+  stacks = np.full((matches, 2), rules.stack, np.int64)  # A's, B's
+  hands_played = np.zeros(matches, np.int64)
+  names = [getattr(p, 'name', repr(p)) for p in (policy_a, policy_b)]
+  done = 0
+  for hand in range(max_hands):
+    live = np.flatnonzero(stacks.min(axis=1) > rules.big_blind)
+    if not len(live):
+      break
+    effective = stacks[live].min(axis=1)
+    for depth_chips in np.unique(effective):
+      group = live[effective == depth_chips]
+      group_rules = NoLimitRules(rules.small_blind, rules.big_blind, int(depth_chips))
+      length = nlhe.max_actions(group_rules)
+      streams = [np.random.default_rng([seed, int(m) // 2, hand]) for m in group]
+      cards = np.stack([rng.permutation(52)[:9] for rng in streams])
+      noise = np.stack([rng.random(length) for rng in streams])
+      draws = np.stack([rng.random(length) for rng in streams])
+      state = nlhe.initial(cards[:, :4].reshape(-1, 2, 2), cards[:, 4:], group_rules, noise)
+      a_seat = ((hand + group % 2) % 2).astype(np.int8)  # the mirror sits in the other seat
+      players = tuple(depth.at_rules(p, group_rules) for p in (policy_a, policy_b))
+      state = _play_batch(players, state, a_seat, draws)
+      won = nlhe.payoffs(state)[np.arange(len(group)), a_seat]
+      stacks[group, 0] += won
+      stacks[group, 1] -= won
+      hands_played[group] += 1
+    done += len(live)
+    if on_progress is not None:
+      on_progress(done)
+  busted = stacks.min(axis=1) <= rules.big_blind
+  score = np.where(stacks[:, 0] > stacks[:, 1], 1.0, np.where(stacks[:, 0] < stacks[:, 1], 0.0, 0.5))
+  pair_score = score.reshape(-1, 2).mean(axis=1)
+  share, low, high, _ = _mean_ci(pair_score)
+  chips = (stacks[:, 0] - rules.stack).reshape(-1, 2).sum(axis=1)
+  pair_mbb = chips * 1000.0 / rules.big_blind / np.maximum(hands_played.reshape(-1, 2).sum(axis=1), 1)
+  mbb, mbb_low, mbb_high, _ = _mean_ci(pair_mbb)
+  return CarryResult(
+    policy_a=names[0], policy_b=names[1], matches=matches, start_stack=rules.stack, max_hands=max_hands,
+    seed=seed, small_blind=rules.small_blind, big_blind=rules.big_blind, won=float(score.sum()),
+    win_share=share, win_ci95_low=low, win_ci95_high=high, busted=int(busted.sum()),
+    hands=int(hands_played.sum()), mbb_per_hand=mbb, ci95_low=mbb_low, ci95_high=mbb_high,
+    seconds=time.perf_counter() - start, final_stacks=stacks, hands_played=hands_played,
+  )  # fmt: skip

@@ -53,6 +53,7 @@ MARGIN = 0.25  # every figure within 75% of its limit
 # bundle, and what they read (the match engine's strategy checks, the defaults).
 TABLE_MODULES = (
   'jaxcfr/poker/defaults.py',
+  'jaxcfr/poker/depth.py',
   'jaxcfr/poker/eval/match.py',
   'jaxcfr/poker/tables/hand.py',
   'jaxcfr/poker/tables/seat.py',

@@ -5,9 +5,11 @@ inside the table's clock.
     seat.warm_up()                                   # compile before the first hand
     kind, amount = seat.act(hand, deadline)          # hand: a `tables.hand.TableHand`; legal in it
 
-The table's numbers (blinds, ante, stacks) need not be the policy's: the policy plays its own game
-(`rules_of(policy)`, 50/100 and 20,000 behind for every jaxcfr bot today) and the table's hand is
-read into it in big blinds (`model_state`):
+The table's numbers (blinds, ante, stacks) need not be the policy's: a blueprint plays its own game
+(`rules_of(policy)`, 50/100 and 20,000 behind for every jaxcfr blueprint today), and a policy of any
+depth (a baseline, the depth-aware bot `jaxcfr.poker.depth.DepthAware`) the table's blinds with the
+hand's effective stack behind the antes (`Seat.model_rules`); the table's hand is read into that game
+in big blinds (`model_state`):
 
 - every amount is scaled by the ratio of the big blinds, and a raise is clamped into the policy's
   legal raise range (a raise the policy's game cannot hold, past its stacks, is its all-in); a fold
@@ -38,6 +40,7 @@ import zlib
 
 import numpy as np
 
+from jaxcfr.poker import depth
 from jaxcfr.poker.eval import match
 from jaxcfr.poker.rules import nlhe
 
@@ -48,11 +51,7 @@ HANDS_KEPT = 8  # hands whose translation noise a seat keeps (one hand at a time
 
 def rules_of(policy) -> nlhe.NoLimitRules:
   """The game a policy plays: its blueprint tree's rules, else the default game (baselines play any)."""
-  for owner in (policy, getattr(policy, 'blueprint', None)):
-    tree = getattr(owner, 'tree', None)
-    if tree is not None and getattr(tree, 'rules', None) is not None:
-      return tree.rules
-  return nlhe.DEFAULT_RULES
+  return depth.rules_of(policy) or nlhe.DEFAULT_RULES
 
 
 def model_state(hand, rules: nlhe.NoLimitRules, noise: np.ndarray) -> tuple[nlhe.HandState, bool]:
@@ -120,6 +119,7 @@ class Seat:
   def __init__(self, policy, *, seed: int = 0, margin: float = MARGIN_SECONDS):
     self.policy = policy
     self.rules = rules_of(policy)
+    self._any_depth = depth.rules_of(policy) is None  # plays each hand at the table's own depth
     self.seed = seed
     self.margin = margin
     self.last = Decision('none', 0.0)
@@ -171,7 +171,8 @@ class Seat:
     stacks)."""
     started = time.monotonic()
     key = (hand.seat, tuple(hand.hole), tuple(hand.stacks)) if hand_key is None else hand_key
-    state, deciding = model_state(hand, self.rules, self._hand_noise(key))
+    rules = self.model_rules(hand)
+    state, deciding = model_state(hand, rules, self._hand_noise(key, rules))
     if not deciding:
       return self._answer(hand, check_call(hand), 'check/call', started)
     budget = None if deadline is None else (deadline - started) - min(self.margin, 0.1 * (deadline - started))
@@ -182,7 +183,7 @@ class Seat:
       policy, by = self._fallback, 'blueprint'
       answer = _draw(policy, state, holes, self._rng.random())
     kind, amount = answer
-    scale = self.rules.big_blind / hand.rules.big_blind
+    scale = rules.big_blind / hand.rules.big_blind
     return self._answer(hand, table_action(hand, kind, amount, scale), by, started)
 
   def _answer(self, hand, action, by, started):
@@ -272,11 +273,22 @@ class Seat:
     least = statistics.median(seconds * min(config.least_iterations / n, 1.0) for seconds, n, _ in records)
     return overhead, max(least, overhead)
 
-  def _hand_noise(self, key) -> np.ndarray:
-    """The hand's translation noise float [L] (`nlhe.HandState.noise`), drawn once per hand key."""
-    if key not in self._noise:
+  def model_rules(self, hand) -> nlhe.NoLimitRules:
+    """The game the policy plays `hand` in: its own (a blueprint's), or for a policy of any depth (a
+    baseline, `depth.DepthAware`) the table's blinds with the effective stack behind the antes."""
+    if not self._any_depth:
+      return self.rules
+    big = hand.rules.big_blind
+    behind = min(hand.stacks) - hand.antes[0]
+    return nlhe.NoLimitRules(max(1, hand.rules.small_blind), big, max(behind, big + 1))
+
+  def _hand_noise(self, key, rules: nlhe.NoLimitRules) -> np.ndarray:
+    """The hand's translation noise float [L] (`nlhe.HandState.noise`, L of `rules`), drawn once per
+    hand key."""
+    length = nlhe.max_actions(rules)
+    if key not in self._noise or len(self._noise[key]) != length:
       seed = key if isinstance(key, int) and key >= 0 else zlib.crc32(repr(key).encode())
-      self._noise[key] = np.random.default_rng([self.seed, 0, seed]).random(nlhe.max_actions(self.rules))
+      self._noise[key] = np.random.default_rng([self.seed, 0, seed]).random(length)
       while len(self._noise) > HANDS_KEPT:
         self._noise.popitem(last=False)
     return self._noise[key]
