@@ -2,9 +2,9 @@
 name them: a baseline (`eval.baselines.REGISTRY`), a policy file (`blueprint.load_policy`), or
 `search:` and either of those (the search bot over it, `search.bot.search_policy`), or a Chipzen bot
 (`chipzen:MODULE:CLASS`, `chipzen:FILE.py`, the SDK's examples `chipzen:call` ...:
-`tables.chipzen.chipzen_policy`), or a bot directory `jaxcfr bot export` wrote (its packed blueprint,
-`tables.bundle.load_policy`), or `depth:` and any of those (the depth-aware bot: the push-or-fold
-equilibrium at short stacks, `depth.DepthAware`).
+`tables.chipzen.chipzen_policy`), or a bot directory `jaxcfr bot export` wrote (what runs at the
+table: its packed blueprint and push or fold at short stacks, `tables.bundle.load_bot`), or `depth:` and
+any of those (the depth-aware bot: the push-or-fold equilibrium at short stacks, `depth.DepthAware`).
 
     bot = resolve_policy('search:bp.npz')         # the search bot over a blueprint
     bot = resolve_policy('depth:bp.npz')          # pushes or folds below its depth, else the blueprint
@@ -42,7 +42,7 @@ def resolve_policy(
 ):
   """A baseline by name (`baselines.REGISTRY`), a policy file loaded by `blueprint.load_policy`, a
   Chipzen bot (`chipzen:...`, `tables.chipzen.chipzen_policy`), an exported bot directory
-  (`tables.bundle.load_policy`), or `search:`
+  (`tables.bundle.load_bot`; under `search:` its blueprint), or `search:`
   and either of those: the search bot over it (`jaxcfr.poker.search.search_policy`, with its defaults
   unless `think_seconds`, the re-solved `streets`, a fixed count of `iterations` per re-solve (with no
   time limit and no target), `warm_start` iterations of the blueprint, a `gadget` (`defaults.NO_GADGET`:
@@ -79,13 +79,16 @@ def resolve_policy(
       options['river_cards'] = river_cards
     if flop_seconds is not None:
       options['flop_seconds'] = flop_seconds
-    return search.search_policy(resolve_policy(inner, tables=tables), name=spec, **options)
+    over = resolve_policy(inner, tables=tables)
+    if isinstance(over, depth.DepthAware):  # an exported bot: the search runs over its blueprint
+      over = over.deep
+    return search.search_policy(over, name=spec, **options)
   if spec in baselines.REGISTRY:
     return baselines.REGISTRY[spec]()
   if spec.startswith(chipzen.PREFIX):
     return chipzen.chipzen_policy(spec)
   if export.is_bot_directory(spec):  # a bot directory `jaxcfr bot export` wrote: its packed blueprint
-    return bundle.load_policy(os.path.join(spec, 'data'), name=f'exported:{spec}')
+    return bundle.load_bot(os.path.join(spec, 'data'), name=f'exported:{spec}')
   if not os.path.exists(spec):
     raise ValueError(
       f'{spec!r} is neither a baseline ({", ".join(baselines.REGISTRY)}) nor an existing policy file'

@@ -14,8 +14,9 @@ and its answer is read back into the real hand (`real_actions`):
   policy checks or calls.
 
 `DepthAware` is the bot for every depth: below `push_fold_below` big blinds of effective stack it
-plays the push-or-fold equilibrium (`baselines.PushOrFold`, `jaxcfr.poker.pushfold`), above it the
-deep policy at the real depth.
+plays the push-or-fold equilibrium (`PushFoldPlayer`: solved on demand, `baselines.PushOrFold`, or read
+from a `PushFoldTable` of solved depths, as an exported bot does), above it the deep policy at the real
+depth. This module imports NumPy and the engine only: an exported bot runs it.
 
     policy = depth.at_rules(bots.resolve_policy('bp.npz'), NoLimitRules(50, 100, 1000))   # 10 bb
     bot = depth.DepthAware(bots.resolve_policy('bp.npz'))
@@ -24,10 +25,11 @@ deep policy at the real depth.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
-from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules import nlhe, ranges
 
 PUSH_FOLD_BELOW = 14.0  # big blinds of effective stack under which DepthAware pushes or folds (measured)
 
@@ -127,21 +129,93 @@ def at_rules(policy, rules: nlhe.NoLimitRules):
 
 
 @dataclasses.dataclass(frozen=True)
+class PushFoldPlayer:
+  """Plays push-or-fold strategies at the table's depth (stack and blinds of `state.rules`, no ante):
+  `lookup(stack_bb, small_blind_bb)` gives (push, call) float [169] per class (`ranges.HAND_CLASSES`).
+  As the small blind's first action it goes all-in with its class's push probability, else folds; at
+  any other preflop decision it goes all-in (calls an all-in, raises all-in otherwise, a limp included)
+  with its class's probability of calling a push, else folds (checks when free); after the flop,
+  reached only when it checked a limp, it checks and folds to a bet."""
+
+  lookup: Callable[[float, float], tuple[np.ndarray, np.ndarray]]
+  name: str = 'pushfold'
+
+  def strategy(self, state, holes):
+    holes = np.asarray(holes)
+    if holes.ndim != 3 or holes.shape[2] != 2:
+      raise ValueError(f'holes must be [B, K, 2], got shape {holes.shape}')
+    rules = state.rules
+    push, call = self.lookup(rules.stack / rules.big_blind, rules.small_blind / rules.big_blind)
+    options = nlhe.legal(state)
+    batch = len(state.street)
+    kind = np.broadcast_to(np.array([nlhe.FOLD, nlhe.CALL, nlhe.RAISE], np.int8), (batch, 3)).copy()
+    amount = np.stack([np.zeros(batch, np.int64), options.call_to, options.max_raise_to], axis=1)
+    valid = np.stack([options.can_fold, np.ones(batch, bool), options.can_raise], axis=1)
+    classes = ranges.class_of_hands(holes)  # [B, K]
+    opening = (state.street == 0) & (state.num_actions == 0)  # the small blind's first action
+    all_in = np.where(opening[:, None], push[classes], call[classes])
+    all_in = np.where((state.street == 0)[:, None], all_in, 0.0)  # [B, K]
+    one_hot = lambda slot: (np.arange(3) == slot[:, None]).astype(np.float64)[:, None, :]  # [B, 1, 3]
+    shove = one_hot(np.where(valid[:, 2], 2, 1))  # raise all-in, else call
+    give_up = one_hot(np.where(valid[:, 0], 0, 1))  # fold, else check
+    probs = all_in[..., None] * shove + (1 - all_in[..., None]) * give_up
+    return nlhe.ActionSet(kind, amount, valid), probs
+
+
+@dataclasses.dataclass(frozen=True)
+class PushFoldTable:
+  """Push-or-fold strategies solved on a grid of depths (no ante, one small blind): `lookup` answers
+  with the grid's nearest depth (the shallowest below the grid's first, the deepest above its last)."""
+
+  stacks: np.ndarray  # float64 [G], rising, big blinds
+  push: np.ndarray  # float32 [G, 169]
+  call: np.ndarray  # float32 [G, 169]
+  small_blind: float = 0.5
+
+  def lookup(self, stack: float, small_blind: float) -> tuple[np.ndarray, np.ndarray]:
+    row = int(np.argmin(np.abs(self.stacks - stack)))
+    return self.push[row].astype(np.float64), self.call[row].astype(np.float64)
+
+  def save(self, path: str) -> None:
+    np.savez(path, stacks=self.stacks, push=self.push, call=self.call, small_blind=self.small_blind)
+
+  @classmethod
+  def load(cls, path: str) -> PushFoldTable:
+    with np.load(path) as data:
+      return cls(data['stacks'], data['push'], data['call'], float(data['small_blind']))
+
+
+def solved_table(below: float = PUSH_FOLD_BELOW, step: float = 0.1) -> PushFoldTable:
+  """The equilibria (`jaxcfr.poker.pushfold.solve`, SciPy) at 1, 1 + step, ... up to `below` bb."""
+  from jaxcfr.poker import pushfold  # noqa: PLC0415
+
+  stacks = np.round(np.arange(1.0, below + step / 2, step), 6)
+  solutions = [pushfold.solve(float(stack)) for stack in stacks]
+  push = np.array([s.push for s in solutions], np.float32)
+  return PushFoldTable(stacks, push, np.array([s.call for s in solutions], np.float32))
+
+
+@dataclasses.dataclass(frozen=True)
 class DepthAware:
-  """The push-or-fold equilibrium below `push_fold_below` big blinds of effective stack, `deep` (at the
-  real depth, `at_rules`) from there up."""
+  """The push-or-fold equilibrium below `push_fold_below` big blinds of effective stack (`short`,
+  default solved on demand: `baselines.PushOrFold`), `deep` (at the real depth, `at_rules`) from there
+  up."""
 
   deep: object
   push_fold_below: float = PUSH_FOLD_BELOW
+  short: object = None
 
   @property
   def name(self) -> str:
     return f'depth:{self.deep.name}'
 
   def strategy(self, state, holes):
-    from jaxcfr.poker.eval import baselines  # noqa: PLC0415
-
     rules = state.rules
     if rules.stack / rules.big_blind < self.push_fold_below:
-      return baselines.PushOrFold().strategy(state, holes)
+      short = self.short
+      if short is None:
+        from jaxcfr.poker.eval import baselines  # noqa: PLC0415 (SciPy: not in an exported bot)
+
+        short = baselines.PushOrFold()
+      return short.strategy(state, holes)
     return at_rules(self.deep, rules).strategy(state, holes)

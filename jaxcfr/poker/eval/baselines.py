@@ -31,6 +31,7 @@ import functools
 
 import numpy as np
 
+from jaxcfr.poker import depth
 from jaxcfr.poker.rules import nlhe
 
 RAISE_EQUITY = 0.7  # the equity bot raises the pot from this hand strength up
@@ -134,28 +135,16 @@ class EquityThreshold:
     return actions, _one_hot(choice, 3)
 
 
-@dataclasses.dataclass(frozen=True)
-class PushOrFold:
-  """The push-or-fold equilibrium at the table's depth (see the module)."""
+def _solved(stack: float, small_blind: float) -> tuple[np.ndarray, np.ndarray]:
+  from jaxcfr.poker import pushfold  # noqa: PLC0415
 
-  name: str = 'pushfold'
+  solution = pushfold.solve(stack, 0.0, small_blind)
+  return solution.push, solution.call
 
-  def strategy(self, state, holes):
-    from jaxcfr.poker import pushfold  # noqa: PLC0415
-    from jaxcfr.poker.rules import ranges  # noqa: PLC0415
 
-    _holes_count(holes)  # checks the shape
-    rules = state.rules
-    solution = pushfold.solve(rules.stack / rules.big_blind, 0.0, rules.small_blind / rules.big_blind)
-    options = nlhe.legal(state)
-    actions = _three_slots(state, options.max_raise_to)
-    classes = ranges.class_of_hands(np.asarray(holes))  # [B, K]
-    opening = (state.street == 0) & (state.num_actions == 0)  # the small blind's first action
-    all_in = np.where(opening[:, None], solution.push[classes], solution.call[classes])
-    all_in = np.where((state.street == 0)[:, None], all_in, 0.0)  # [B, K]
-    shove = _one_hot(np.where(actions.valid[:, 2], 2, 1), 3)[:, None, :]  # raise all-in, else call
-    give_up = _one_hot(np.where(actions.valid[:, 0], 0, 1), 3)[:, None, :]  # fold, else check
-    return actions, all_in[..., None] * shove + (1 - all_in[..., None]) * give_up
+def PushOrFold() -> depth.PushFoldPlayer:  # noqa: N802 (a registry entry, like the classes above)
+  """The push-or-fold equilibrium at the table's depth, solved on demand (see the module)."""
+  return depth.PushFoldPlayer(_solved)
 
 
 REGISTRY = {

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abstractions import HOLES
+from abstractions.indexing import HOLES  # not `abstractions`: an exported bot's runtime reads this module
 from jaxcfr.poker.rules.cards import (
   FULL_DECK,
   RANKS,

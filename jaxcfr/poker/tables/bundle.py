@@ -33,6 +33,7 @@ TABLES_FILE = 'tables.npz'  # the preflop table and the river's buckets by code
 PACKED_STREETS = ('flop', 'turn')  # each as `{street}.xz`: the table's bytes, LZMA-compressed
 BLUEPRINT_FILE = 'blueprint.npz'
 METADATA_FILE = 'bundle.json'
+PUSH_FOLD_FILE = 'pushfold.npz'  # the push-or-fold equilibria of short stacks (`depth.PushFoldTable`)
 FORMAT = 'jaxcfr-bot-bundle'
 EQUITY_CODES = 1981  # river equity codes 0 .. 1,980 (2 x wins + ties over 990 opponent pairs)
 
@@ -125,3 +126,17 @@ def load_policy(directory: str, name: str = 'exported blueprint') -> BlueprintPo
   blueprint, tables = load_blueprint(os.path.join(directory, BLUEPRINT_FILE)), load_tables(directory)
   check_fingerprint(blueprint, tables, os.path.join(directory, BLUEPRINT_FILE))
   return BlueprintPolicy(blueprint, tables, name)
+
+
+def load_bot(directory: str, name: str = 'exported blueprint'):
+  """The bundle's bot for every depth: its blueprint, and below the deepest of the push-or-fold
+  equilibria it carries (`depth.PUSH_FOLD_BELOW` big blinds) those (`depth.DepthAware`); the blueprint
+  alone where the bundle has none (an export of an earlier version)."""
+  from jaxcfr.poker import depth  # noqa: PLC0415
+
+  policy = load_policy(directory, name)
+  path = os.path.join(directory, PUSH_FOLD_FILE)
+  if not os.path.exists(path):
+    return policy
+  table = depth.PushFoldTable.load(path)
+  return depth.DepthAware(policy, float(table.stacks[-1]), depth.PushFoldPlayer(table.lookup))

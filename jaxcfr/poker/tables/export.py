@@ -26,6 +26,7 @@ import zipfile
 import numpy as np
 
 from jaxcfr import outputs
+from jaxcfr.poker import depth
 from jaxcfr.poker.runtime import RUNTIME_MODULES, copy_runtime
 from jaxcfr.poker.tables import bundle
 
@@ -54,6 +55,7 @@ MARGIN = 0.25  # every figure within 75% of its limit
 TABLE_MODULES = (
   'jaxcfr/poker/defaults.py',
   'jaxcfr/poker/depth.py',
+  'jaxcfr/poker/rules/ranges.py',
   'jaxcfr/poker/eval/match.py',
   'jaxcfr/poker/tables/hand.py',
   'jaxcfr/poker/tables/seat.py',
@@ -98,6 +100,7 @@ def export_bot(blueprint_path: str, out: str, tier: str, tables, *, force: bool 
     data = os.path.join(staging, 'data')
     os.makedirs(data)
     bundle.save_bundle(data, tables, river, blueprint_path)
+    depth.solved_table().save(os.path.join(data, bundle.PUSH_FOLD_FILE))
     copy_runtime(os.path.join(staging, 'runtime'), (*RUNTIME_MODULES, *TABLE_MODULES))
     files = {'bot.py': BOT_PY, 'requirements.txt': f'numpy>=1.24\n{SDK_REQUIREMENT}\n',
              'Dockerfile': DOCKERFILE, 'README.md': readme(tier)}  # fmt: skip
@@ -230,16 +233,17 @@ sys.path.insert(0, os.path.join(HERE, 'runtime'))
 
 from chipzen import Action, Bot, run_bot  # noqa: E402
 
-from jaxcfr.poker.tables.bundle import load_policy  # noqa: E402
+from jaxcfr.poker.tables.bundle import load_bot  # noqa: E402
 from jaxcfr.poker.tables.chipzen import ChipzenSeat  # noqa: E402
 from jaxcfr.poker.tables.seat import Seat  # noqa: E402
 
 
 class JaxcfrBot(Bot):
-  """The exported blueprint (`ChipzenSeat`: every answer valid, inside the match's clock)."""
+  """The exported blueprint, and push or fold at short stacks (`ChipzenSeat`: every answer valid, inside
+  the match's clock)."""
 
   def __init__(self, seed: int = 0):
-    seat = Seat(load_policy(os.path.join(HERE, 'data')), seed=seed)
+    seat = Seat(load_bot(os.path.join(HERE, 'data')), seed=seed)  # push or fold when stacks run short
     seat.warm_up()  # the lookup tables the runtime makes on first use, made before the first hand
     self.seat = ChipzenSeat(seat)
 

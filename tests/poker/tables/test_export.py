@@ -21,6 +21,7 @@ from abstractions.features import board_equities
 from abstractions.indexing import HOLES
 from jaxcfr.poker.blueprint import files
 from jaxcfr.poker.blueprint import tree as tree_lib
+from jaxcfr.poker.eval import baselines
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.rules.cards import FULL_DECK
 from jaxcfr.poker.runtime.policy import BlueprintPolicy
@@ -120,14 +121,19 @@ from chipzen.validate import validate_bot
 results = validate_bot(bot, check_connectivity=True)
 import numpy as np
 from jaxcfr.poker.rules import nlhe
-from jaxcfr.poker.tables.bundle import load_policy
-policy = load_policy(bot + '/data')
+from jaxcfr.poker.tables.bundle import load_bot
+policy = load_bot(bot + '/data')  # what bot.py seats: the blueprint, push or fold at short stacks
 with np.load(states_path) as data:
   fields = {name: data[name] for name in data.files if name != 'holes'}
   holes = data['holes']
 state = nlhe.HandState(**fields)
 actions, probabilities = policy.strategy(state, holes)
-np.savez(answers_path, probabilities=probabilities, **actions._asdict())
+rng = np.random.default_rng(7)
+cards = np.stack([rng.permutation(52)[:9] for _ in range(32)])
+short = nlhe.initial(cards[:, :4].reshape(-1, 2, 2), cards[:, 4:], nlhe.NoLimitRules(50, 100, 1000))  # 10 bb
+short_actions, short_probabilities = policy.strategy(short, short.hole[:, :1])
+np.savez(answers_path, probabilities=probabilities, short_probabilities=short_probabilities,
+         short_amounts=short_actions.amount, **actions._asdict())
 ours = ('jaxcfr', 'abstractions')
 loaded = {n: getattr(m, '__file__', None) for n, m in sys.modules.items() if n.partition('.')[0] in ours}
 print(json.dumps({'results': results, 'loaded': loaded}))
@@ -179,6 +185,14 @@ def test_the_sdk_validates_the_export_and_its_runtime_answers_as_the_library(exp
     for field, value in zip(actions._fields, actions, strict=True):
       np.testing.assert_array_equal(answers[field], value)
     np.testing.assert_array_equal(answers['probabilities'], probabilities)
+    # At 10 bb the exported bot pushes or folds as the library's equilibrium does.
+    rng = np.random.default_rng(7)
+    cards = np.stack([rng.permutation(52)[:9] for _ in range(32)])
+    short = nlhe.initial(cards[:, :4].reshape(-1, 2, 2), cards[:, 4:], nlhe.NoLimitRules(50, 100, 1000))
+    actions, probabilities = baselines.PushOrFold().strategy(short, short.hole[:, :1])
+    np.testing.assert_allclose(answers['short_probabilities'], probabilities, atol=1e-6)
+    np.testing.assert_array_equal(answers['short_amounts'], actions.amount)
+    assert set(np.unique(answers['short_amounts'][:, 2])) == {1000}
 
 
 def test_chipzen_sdk_validate_passes_in_an_environment_of_the_requirements_alone(exported, tmp_path):
