@@ -1,9 +1,9 @@
-"""Builds the exact preflop all-in equity table shipped with the package (`jaxcfr.poker.preflop_equity`),
+"""Builds the exact preflop all-in equity table shipped with the package (`jaxcfr.poker.pushfold.equity`),
 by enumerating every five-card board once; prints progress and writes the file atomically.
 
     python experiments/build_preflop_equity.py [--out PATH]
 
-Run it when the table's layout changes; `tests/poker/test_preflop_equity.py` checks the shipped file
+Run it when the table's layout changes; `tests/poker/test_pushfold.py` checks the shipped file
 against direct enumerations of single matchups.
 """
 
@@ -13,7 +13,7 @@ import argparse
 import sys
 import time
 
-from jaxcfr.poker import preflop_equity
+from jaxcfr.poker.pushfold import equity as preflop_equity
 
 
 def main() -> int:

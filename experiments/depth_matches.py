@@ -6,7 +6,7 @@ intervals, plain and by AIVAT.
         --out experiments/records/depth/pushfold-vs-bp
 
 A and B are policy specs as `jaxcfr match` takes them; a blueprint of another depth plays the hands
-read into its own game (`jaxcfr.poker.depth`). Files that exist are read, not replayed, so a later
+read into its own game (`jaxcfr.poker.eval.depth`). Files that exist are read, not replayed, so a later
 run with more depths or seeds adds to them; pool seeds with `experiments/pool_matches.py`.
 """
 
@@ -18,8 +18,8 @@ import os
 import sys
 
 from abstractions.betting import NoLimitRules
-from jaxcfr.poker import bots, depth
-from jaxcfr.poker.eval import match
+from jaxcfr.poker import bots
+from jaxcfr.poker.eval import depth, match
 
 
 def main() -> int:

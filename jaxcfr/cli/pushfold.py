@@ -66,7 +66,7 @@ def _grid(values, cell) -> list[str]:
 
 def run(args) -> int:
   """Runs `jaxcfr pushfold`: checks the input, solves, prints and writes."""
-  from jaxcfr.poker import preflop_equity, pushfold  # noqa: PLC0415
+  from jaxcfr.poker import pushfold  # noqa: PLC0415
   from jaxcfr.poker.rules import ranges  # noqa: PLC0415
 
   log = common.log_stream(args)
@@ -76,7 +76,7 @@ def run(args) -> int:
       pushfold.check_depth(args.chart_max, args.ante, args.small_blind)
   common.check_json(args)
   solution = pushfold.solve(args.stack, args.ante, args.small_blind)
-  share = lambda strategy: float(strategy @ preflop_equity.COMBOS) / 1326
+  share = lambda strategy: float(strategy @ pushfold.equity.COMBOS) / 1326
   percent = lambda p: f'{100 * p:.0f}' if p > 0 else '.'
   print(
     f'push or fold at {args.stack:g} bb (ante {args.ante:g} bb, small blind {args.small_blind:g} bb): the '

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 
-from jaxcfr.poker import blueprint, defaults, depth
-from jaxcfr.poker.eval import baselines
+from jaxcfr.poker import blueprint, defaults
+from jaxcfr.poker.eval import baselines, depth
 from jaxcfr.poker.search import bot as search
 from jaxcfr.poker.tables import bundle, chipzen, export
 

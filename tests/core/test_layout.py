@@ -1,6 +1,6 @@
 """The package's import graph, read from the source: no module imports itself back through others;
 the core stays free of `abstractions`, of the poker layer and of the command line; the poker layer's
-rooms (rules -> subgame -> runtime -> blueprint -> search -> eval -> bots -> play) import only
+rooms (rules -> pushfold -> subgame -> runtime -> blueprint -> search -> eval -> bots -> play) import only
 downwards, so the search bot never depends on the evaluation code."""
 
 import ast
@@ -106,12 +106,14 @@ def test_only_the_cli_and_the_poker_layer_import_abstractions():
 
 
 # The poker layer's rooms, bottom up: a module may import its own room and the rooms below it, never
-# one above (`rules` are what everything stands on; `runtime`, the blueprint policy in NumPy that an
+# one above (`rules` are what everything stands on; `pushfold`, the short-stack game solved exactly,
+# on them; `runtime`, the blueprint policy in NumPy that an
 # exported bot copies, stands on `rules` alone and the blueprint builds on it; `tables`, the clients of
 # real tables, seat any policy and give `bots` its table-bot specs; `play` is a person's front end).
 POKER_ROOMS = (
   'defaults',
   'rules',
+  'pushfold',
   'subgame',
   'runtime',
   'blueprint',

@@ -1,4 +1,4 @@
-"""Policies at other depths (`jaxcfr.poker.depth`): the batched translation into a policy's own game,
+"""Policies at other depths (`jaxcfr.poker.eval.depth`): the batched translation into a policy's own game,
 its answers read back as legal actions, the same play where only the chip unit changes, and the
 depth-aware bot's switch to push or fold."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from abstractions.betting import NoLimitRules
-from jaxcfr.poker import depth, pushfold
-from jaxcfr.poker.eval import baselines, match
+from jaxcfr.poker import pushfold
+from jaxcfr.poker.eval import baselines, depth, match
 from jaxcfr.poker.rules import nlhe
 
 OWN = nlhe.DEFAULT_RULES  # 50/100, 20,000

@@ -12,8 +12,9 @@ from cli_runner import run_cli
 
 from abstractions import HOLES, ranking
 from abstractions.betting import NoLimitRules
-from jaxcfr.poker import preflop_equity, pushfold
+from jaxcfr.poker import pushfold
 from jaxcfr.poker.eval import baselines, match
+from jaxcfr.poker.pushfold import equity as preflop_equity
 from jaxcfr.poker.rules import nlhe, ranges
 from jaxcfr.poker.rules.cards import parse_card
 

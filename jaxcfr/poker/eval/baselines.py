@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-from jaxcfr.poker import depth
+from jaxcfr.poker.eval import depth
 from jaxcfr.poker.rules import nlhe
 
 RAISE_EQUITY = 0.7  # the equity bot raises the pot from this hand strength up
@@ -135,16 +135,9 @@ class EquityThreshold:
     return actions, _one_hot(choice, 3)
 
 
-def _solved(stack: float, small_blind: float) -> tuple[np.ndarray, np.ndarray]:
-  from jaxcfr.poker import pushfold  # noqa: PLC0415
-
-  solution = pushfold.solve(stack, 0.0, small_blind)
-  return solution.push, solution.call
-
-
 def PushOrFold() -> depth.PushFoldPlayer:  # noqa: N802 (a registry entry, like the classes above)
   """The push-or-fold equilibrium at the table's depth, solved on demand (see the module)."""
-  return depth.PushFoldPlayer(_solved)
+  return depth.PushFoldPlayer(depth.solved)
 
 
 REGISTRY = {

@@ -47,8 +47,9 @@ from typing import NamedTuple
 import numpy as np
 
 from abstractions import HOLES
-from jaxcfr.poker import defaults, depth
+from jaxcfr.poker import defaults
 from jaxcfr.poker.eval import aivat as aivat_module
+from jaxcfr.poker.eval import depth
 from jaxcfr.poker.eval.match import Z95, aivat_figures, sample_actions, summarise
 from jaxcfr.poker.rules import nlhe
 from jaxcfr.poker.rules.hands import (  # noqa: F401 (also lbr's names, as before the move)

@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from jaxcfr.poker import defaults, depth
+from jaxcfr.poker import defaults
+from jaxcfr.poker.eval import depth
 from jaxcfr.poker.rules import nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)

@@ -132,7 +132,7 @@ def load_bot(directory: str, name: str = 'exported blueprint'):
   """The bundle's bot for every depth: its blueprint, and below the deepest of the push-or-fold
   equilibria it carries (`depth.PUSH_FOLD_BELOW` big blinds) those (`depth.DepthAware`); the blueprint
   alone where the bundle has none (an export of an earlier version)."""
-  from jaxcfr.poker import depth  # noqa: PLC0415
+  from jaxcfr.poker.eval import depth  # noqa: PLC0415
 
   policy = load_policy(directory, name)
   path = os.path.join(directory, PUSH_FOLD_FILE)

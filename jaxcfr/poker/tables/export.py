@@ -26,7 +26,7 @@ import zipfile
 import numpy as np
 
 from jaxcfr import outputs
-from jaxcfr.poker import depth
+from jaxcfr.poker.eval import depth
 from jaxcfr.poker.runtime import RUNTIME_MODULES, copy_runtime
 from jaxcfr.poker.tables import bundle
 
@@ -54,7 +54,7 @@ MARGIN = 0.25  # every figure within 75% of its limit
 # bundle, and what they read (the match engine's strategy checks, the defaults).
 TABLE_MODULES = (
   'jaxcfr/poker/defaults.py',
-  'jaxcfr/poker/depth.py',
+  'jaxcfr/poker/eval/depth.py',
   'jaxcfr/poker/rules/ranges.py',
   'jaxcfr/poker/eval/match.py',
   'jaxcfr/poker/tables/hand.py',

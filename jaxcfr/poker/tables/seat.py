@@ -7,7 +7,7 @@ inside the table's clock.
 
 The table's numbers (blinds, ante, stacks) need not be the policy's: a blueprint plays its own game
 (`rules_of(policy)`, 50/100 and 20,000 behind for every jaxcfr blueprint today), and a policy of any
-depth (a baseline, the depth-aware bot `jaxcfr.poker.depth.DepthAware`) the table's blinds with the
+depth (a baseline, the depth-aware bot `jaxcfr.poker.eval.depth.DepthAware`) the table's blinds with the
 hand's effective stack behind the antes (`Seat.model_rules`); the table's hand is read into that game
 in big blinds (`model_state`):
 
@@ -40,8 +40,7 @@ import zlib
 
 import numpy as np
 
-from jaxcfr.poker import depth
-from jaxcfr.poker.eval import match
+from jaxcfr.poker.eval import depth, match
 from jaxcfr.poker.rules import nlhe
 
 MARGIN_SECONDS = 0.15  # kept back from a table's deadline for the answer's own work (at most 10% of it)

@@ -14,9 +14,10 @@ and its answer is read back into the real hand (`real_actions`):
   policy checks or calls.
 
 `DepthAware` is the bot for every depth: below `push_fold_below` big blinds of effective stack it
-plays the push-or-fold equilibrium (`PushFoldPlayer`: solved on demand, `baselines.PushOrFold`, or read
-from a `PushFoldTable` of solved depths, as an exported bot does), above it the deep policy at the real
-depth. This module imports NumPy and the engine only: an exported bot runs it.
+plays the push-or-fold equilibrium (`PushFoldPlayer`: solved on demand, `solved`, as the `pushfold`
+baseline does, or read from a `PushFoldTable` of solved depths, as an exported bot does), above it
+the deep policy at the real depth. This module imports NumPy and the engine only (SciPy where it
+solves): an exported bot runs it.
 
     policy = depth.at_rules(bots.resolve_policy('bp.npz'), NoLimitRules(50, 100, 1000))   # 10 bb
     bot = depth.DepthAware(bots.resolve_policy('bp.npz'))
@@ -185,6 +186,15 @@ class PushFoldTable:
       return cls(data['stacks'], data['push'], data['call'], float(data['small_blind']))
 
 
+def solved(stack: float, small_blind: float) -> tuple[np.ndarray, np.ndarray]:
+  """(push, call) [169] of the equilibrium at this depth, no ante (`jaxcfr.poker.pushfold.solve`, SciPy:
+  not in an exported bot, which reads a `PushFoldTable`)."""
+  from jaxcfr.poker import pushfold  # noqa: PLC0415
+
+  solution = pushfold.solve(stack, 0.0, small_blind)
+  return solution.push, solution.call
+
+
 def solved_table(below: float = PUSH_FOLD_BELOW, step: float = 0.1) -> PushFoldTable:
   """The equilibria (`jaxcfr.poker.pushfold.solve`, SciPy) at 1, 1 + step, ... up to `below` bb."""
   from jaxcfr.poker import pushfold  # noqa: PLC0415
@@ -198,8 +208,8 @@ def solved_table(below: float = PUSH_FOLD_BELOW, step: float = 0.1) -> PushFoldT
 @dataclasses.dataclass(frozen=True)
 class DepthAware:
   """The push-or-fold equilibrium below `push_fold_below` big blinds of effective stack (`short`,
-  default solved on demand: `baselines.PushOrFold`), `deep` (at the real depth, `at_rules`) from there
-  up."""
+  default solved on demand: `PushFoldPlayer(solved)`, the `pushfold` baseline), `deep` (at the real
+  depth, `at_rules`) from there up."""
 
   deep: object
   push_fold_below: float = PUSH_FOLD_BELOW
@@ -212,10 +222,5 @@ class DepthAware:
   def strategy(self, state, holes):
     rules = state.rules
     if rules.stack / rules.big_blind < self.push_fold_below:
-      short = self.short
-      if short is None:
-        from jaxcfr.poker.eval import baselines  # noqa: PLC0415 (SciPy: not in an exported bot)
-
-        short = baselines.PushOrFold()
-      return short.strategy(state, holes)
+      return (self.short or PushFoldPlayer(solved)).strategy(state, holes)
     return at_rules(self.deep, rules).strategy(state, holes)

@@ -6,7 +6,7 @@ pairs v, twice the wins plus the ties of the representative against v over all 1
 the 48 cards that neither pair holds (0 where the two pairs share a card). Every other pair of a
 class is a suit permutation of its representative, so the class-against-class figures follow:
 
-    equity, pairs = preflop_equity.class_matrix()   # float64 [169, 169], int64 [169, 169]
+    equity, pairs = pushfold.equity.class_matrix()   # float64 [169, 169], int64 [169, 169]
 
 `equity[H, V]` is the mean all-in equity (wins plus half the ties) of class H against class V over
 the pairs of the two classes that share no card, `pairs[H, V]` their number. The build enumerates the

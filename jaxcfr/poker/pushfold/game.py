@@ -10,7 +10,7 @@ Amounts are in big blinds: effective stack S (before the blinds and antes are po
 
 Strategies are per preflop class (169, `ranges.HAND_CLASSES`); the deal is uniform over pairs of
 hole-card pairs that share no card, so the class pairs weigh by their disjoint pairs
-(`preflop_equity.class_matrix`: card removal included). The game is bilinear, V(p, c) = -f + p.u +
+(`equity.class_matrix`: card removal included). The game is bilinear, V(p, c) = -f + p.u +
 p'Ac; each side's best value is a linear programme (HiGHS through `scipy.optimize.linprog`), and the
 solution is then polished: the few hands left mixed are made exactly indifferent by solving the
 linear equations of the other side's mixed hands, which takes the exploitability from the solver's
@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 
-from jaxcfr.poker import preflop_equity
+from jaxcfr.poker.pushfold import equity as preflop_equity
 
 SMALL_BLIND = 0.5  # in big blinds
 CHART_MAX_STACK = 25.0  # the chart's deepest stack (bb)
