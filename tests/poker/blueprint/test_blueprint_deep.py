@@ -217,6 +217,7 @@ def test_tabular_needs_its_tables_and_refuses_deep_flags(tmp_path):
   assert code == 2 and '--traversals does not apply to --algorithm tabular' in err
 
 
+@pytest.mark.slow  # the default suite's 10 minutes
 def test_without_evaluation_the_costly_policy_is_produced_only_at_the_ends():
   """`jaxcfr.train(evaluate=False, seconds=...)` trains the strategy networks once to time them and at
   the end for the result, not at every tenth of the budget (nothing would judge them)."""

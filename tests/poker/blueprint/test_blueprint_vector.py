@@ -88,7 +88,7 @@ def cells_of(game, table) -> np.ndarray:
 @pytest.mark.parametrize(
   'algorithm,kind,hyperparameters',
   [
-    ('cfr', 'uniform', {}),
+    pytest.param('cfr', 'uniform', {}, marks=pytest.mark.slow),  # the suite's 10 minutes; random covers it
     ('cfr', 'random', {}),
     ('dcfr', 'random', {'alpha': 1.5, 'beta': 0.5, 'gamma': 2.0}),
     ('cfr+', 'random', {}),
@@ -191,6 +191,7 @@ print(json.dumps({{
 """
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; two processes of two devices are checked by default
 def test_boards_split_over_two_devices_are_the_same_iteration():
   """Two host devices, each walking half of the short deck's boards (a `psum` of the two halves):
   the update is the one-device update (one CFR iteration of the twin, tested above) to rounding; a

@@ -395,6 +395,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # the default suite's 10 minutes: one device's blocks are checked by the blocked turn tree
 def test_blocks_split_over_devices_solve_as_on_one():
   """A turn tree whose river cards' blocks, and a flop tree whose turn cards' blocks, are split over 4
   host devices (each device runs its share; `Blocks.shards`; the flop's 9 turn cards padded to 12 with

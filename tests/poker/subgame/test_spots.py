@@ -50,6 +50,7 @@ def test_spots_take_no_single_spot_flags(tmp_path):
   assert code == 2 and 'cannot read' in err
 
 
+@pytest.mark.slow  # the default suite's 10 minutes
 def test_padded_hands_share_shapes_and_change_no_value():
   """`hands_multiple` (what --spots uses): spots on two boards get the same hand count, a multiple of
   it, and the same pytree structure, and each solves to the values of its unpadded spot (the
