@@ -63,9 +63,10 @@ def _add_train(actions) -> None:
   train = actions.add_parser(
     'train',
     help='train a blueprint and write it',
-    description='Train a blueprint (ACPC rules: blinds 50/100, stacks 20,000) and write it as a compact '
-    'file that jaxcfr.poker.blueprint.load_policy reads.',
+    description='Train a blueprint (ACPC rules by default: blinds 50/100, stacks 20,000; --blinds and '
+    '--stack for others) and write it as a compact file that jaxcfr.poker.blueprint.load_policy reads.',
   )
+  common.add_game_options(train)
   train.add_argument(
     '--algorithm',
     choices=_ALGORITHMS,
@@ -227,4 +228,5 @@ def _settings(args):
     regret_rule=args.regret_rule, max_bytes=None if args.max_memory is None else args.max_memory * 2**30,
     checkpoint=args.checkpoint,
     checkpoint_seconds=args.checkpoint_seconds, keep_checkpoints=args.keep_checkpoints, resume=args.resume,
+    rules=common.game_rules(args),
   )  # fmt: skip

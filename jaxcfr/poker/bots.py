@@ -49,8 +49,9 @@ def resolve_policy(
   none, unsafe re-solving), `turn_depth_limited`, `river_cards` (a depth-limited turn's sampled river
   cards) or `flop_seconds` (a flop decision's seconds) are given; its sampling `seed`). `tables`: a
   policy file's abstraction tables (default: the directory it recorded). Raises ValueError with one line
-  naming the problem. `depth:` and any of those: the depth-aware bot over it (`depth.DepthAware`: push or
-  fold at short stacks)."""
+  naming the problem. `depth:` and any of those, or several comma-separated (blueprints of different
+  depths): the depth-aware bot over them (`depth.DepthAware`: push or fold at short stacks, else the
+  policy built nearest the effective stack)."""
   if spec.startswith(DEPTH_PREFIX):
     inner = spec[len(DEPTH_PREFIX) :]
     if not inner or inner.startswith(DEPTH_PREFIX):
@@ -58,7 +59,7 @@ def resolve_policy(
     options = dict(think_seconds=think_seconds, streets=streets, iterations=iterations, warm_start=warm_start)
     options.update(gadget=gadget, turn_depth_limited=turn_depth_limited, river_cards=river_cards)
     options.update(flop_seconds=flop_seconds, seed=seed, tables=tables)
-    return depth.DepthAware(resolve_policy(inner, **options))
+    return depth.DepthAware([resolve_policy(part, **options) for part in inner.split(',')])
   if spec.startswith(SEARCH_PREFIX):
     inner = spec[len(SEARCH_PREFIX) :]
     if not inner or inner.startswith(SEARCH_PREFIX):
@@ -81,6 +82,8 @@ def resolve_policy(
       options['flop_seconds'] = flop_seconds
     over = resolve_policy(inner, tables=tables)
     if isinstance(over, depth.DepthAware):  # an exported bot: the search runs over its blueprint
+      if len(over.policies) > 1:
+        raise ValueError(f'{spec!r}: search: runs over one blueprint; write depth:search:A,search:B')
       over = over.deep
     return search.search_policy(over, name=spec, **options)
   if spec in baselines.REGISTRY:

@@ -84,6 +84,23 @@ def test_train_writes_a_blueprint_the_policy_reads(tables, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_blueprint_of_another_depth_records_its_rules_and_plays_them(tables, tmp_path):
+  code, out, err, path = train(tables, tmp_path, '--stack', '25', '--blinds', '25/50')
+  assert code == 0, err
+  rules = nlhe.NoLimitRules(25, 50, 1250)
+  assert files.read_metadata(str(path))['rules'] == {'small_blind': 25, 'big_blind': 50, 'stack': 1250}
+  bot = policy.load_policy(str(path))
+  assert bot.tree.rules == rules
+  state = nlhe.deal(0, 64, rules)
+  actions, probabilities = bot.strategy(state, state.hole[:, :1])
+  assert np.all(actions.amount[actions.kind == nlhe.RAISE] <= 1250)
+  result = match.play_match(
+    bot, baselines.AlwaysCall(), 40, rules=nlhe.NoLimitRules(50, 100, 2000), aivat=None
+  )
+  assert np.abs(result.chips).max() <= 2000  # at 20 bb of 50/100 too, read into its own game
+
+
+@pytest.mark.slow
 def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_path):
   """`train_blueprint` is `jaxcfr blueprint train` without the command line: for the same seed and
   iterations, the same blueprint (arrays and metadata but for the seconds) and the same report."""
@@ -125,6 +142,8 @@ def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_
     (('--devices', '3', '--batch-size', '32'), 'must be a multiple of the device count 3'),
     (('--max-memory', '0.001'), 'more than the limit of 1.07 MB (--max-memory): lower --batch-size'),
     (('--max-memory', '-1'), 'argument --max-memory: must be a non-negative number, got -1'),
+    (('--stack', '1'), '--stack must be more than one big blind, got 1'),
+    (('--blinds', '100/50'), 'small at most the big'),
   ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):

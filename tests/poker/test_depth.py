@@ -16,12 +16,11 @@ OWN = nlhe.DEFAULT_RULES  # 50/100, 20,000
 
 
 class Built:
-  """A stand-in blueprint: built for `OWN` (its tree's rules), refusing other hands, playing `inner`."""
+  """A stand-in blueprint: built for `rules` (its tree's), refusing other hands, playing `inner`."""
 
-  tree = types.SimpleNamespace(rules=OWN)
-
-  def __init__(self, inner):
+  def __init__(self, inner, rules=OWN):
     self.inner = inner
+    self.tree = types.SimpleNamespace(rules=rules)
     self.asked = []  # the batch size of every query
 
   @property
@@ -29,7 +28,7 @@ class Built:
     return f'built:{self.inner.name}'
 
   def strategy(self, state, holes):
-    assert state.rules == OWN, state.rules
+    assert state.rules == self.tree.rules, state.rules
     self.asked.append(len(state.street))
     return self.inner.strategy(state, holes)
 
@@ -213,3 +212,26 @@ def test_match_carry_stacks_command(tmp_path):
   assert json.loads(path.read_text())['final_stacks'] == [[100, 500], [50, 550]]
   code, out, err = run_cli('match', 'always-fold', 'always-pot', '--carry-stacks', '--no-duplicate')
   assert code == 2 and 'does not apply to --carry-stacks' in err
+
+
+def test_the_depth_aware_bot_plays_the_blueprint_built_nearest_the_effective_stack():
+  built = {bb: Built(baselines.AlwaysPot(), NoLimitRules(50, 100, 100 * bb)) for bb in (25, 100, 200)}
+  bot = depth.DepthAware(list(built.values()))
+  chosen = lambda bb: bot.nearest(NoLimitRules(50, 100, 100 * bb))
+  assert chosen(20) is built[25] and chosen(49) is built[25] and chosen(51) is built[100]
+  assert chosen(141) is built[100] and chosen(142) is built[200] and chosen(400) is built[200]
+  state = nlhe.deal(0, 1, NoLimitRules(50, 100, 3000))  # 30 bb: the 25-bb blueprint, read into its game
+  bot.strategy(state, state.hole[:, :1])
+  assert built[25].asked == [1] and not built[100].asked and not built[200].asked
+  assert bot.name == 'depth:built:always-pot,built:always-pot,built:always-pot'
+  alone = depth.DepthAware(built[200])
+  assert alone.deep is built[200] and alone.policies == (built[200],)
+
+
+def test_a_depth_spec_takes_several_policies():
+  from jaxcfr.poker import bots  # noqa: PLC0415
+
+  bot = bots.resolve_policy('depth:always-pot,equity')
+  assert isinstance(bot, depth.DepthAware) and [p.name for p in bot.policies] == ['always-pot', 'equity']
+  with pytest.raises(ValueError, match='neither a baseline'):
+    bots.resolve_policy('depth:always-pot,,equity')

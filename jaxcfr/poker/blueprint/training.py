@@ -48,10 +48,11 @@ def load_tables(directory: str) -> abstractions.Abstraction:
 
 
 def tables_game(
-  abstraction: abstractions.Abstraction, bets: str = 'small', dtype=jnp.float32
+  abstraction: abstractions.Abstraction, bets: str = 'small', dtype=jnp.float32, rules=tree_lib.ACPC
 ) -> tuple[game_lib.BlueprintGame, tree_lib.BettingTree]:
-  """The abstract hold'em game (ACPC rules: blinds 50/100, stacks 20,000) of a bet preset and tables."""
-  tree = tree_lib.build_tree(tree_lib.preset(bets))
+  """The abstract hold'em game of a bet preset and tables under `rules` (default ACPC's: blinds 50/100,
+  stacks 20,000)."""
+  tree = tree_lib.build_tree(tree_lib.preset(bets), rules)
   return game_lib.make_game(tree.bets, abstraction, dtype=dtype, tree=tree), tree
 
 
@@ -133,11 +134,12 @@ def _deck_of(game: game_lib.BlueprintGame):
 # Deep CFR (`--algorithm deep-cfr`): networks on card and chip features, no abstraction tables.
 
 
-def network_game(bets: str = 'small', history: bool = True):
-  """(the abstract game without buckets, its tree, its rows' feature inputs) of a bet preset (ACPC rules)."""
+def network_game(bets: str = 'small', history: bool = True, rules=tree_lib.ACPC):
+  """(the abstract game without buckets, its tree, its rows' feature inputs) of a bet preset under
+  `rules` (default ACPC's)."""
   from jaxcfr.poker.blueprint import deep  # noqa: PLC0415
 
-  tree = tree_lib.build_tree(tree_lib.preset(bets))
+  tree = tree_lib.build_tree(tree_lib.preset(bets), rules)
   game = game_lib.make_game(tree.bets, deep.NoBuckets(), tree=tree)
   return game, tree, deep.nodes_of(tree, game.board_cards, history)
 
@@ -201,7 +203,8 @@ class BlueprintSettings:
   `iterations`) is needed. `max_bytes` (default None: the device's memory,
   `jaxcfr.memory.available_bytes`; 0: no limit): a table algorithm whose compiled iteration needs
   more stops before any iteration, with one line and nothing written. `checkpoint`: a directory saved to every
-  `checkpoint_seconds`, `keep_checkpoints` kept, a run there continued with `resume`."""
+  `checkpoint_seconds`, `keep_checkpoints` kept, a run there continued with `resume`. `rules`: the
+  game's blinds and stacks (ACPC's 50/100 and 20,000 by default)."""
 
   algorithm: str = 'tabular'
   abstraction: str | None = None
@@ -222,6 +225,7 @@ class BlueprintSettings:
   checkpoint_seconds: float | None = None
   keep_checkpoints: int = KEEP_CHECKPOINTS
   resume: bool = False
+  rules: Any = tree_lib.ACPC  # blinds and stacks (`NoLimitRules`)
 
   @property
   def tabular(self) -> bool:
@@ -342,9 +346,11 @@ def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
     solver = mccfr.blueprint_solver(devices=settings.devices, **given)
   abstraction = load_tables(settings.abstraction)
   identity = {'devices': settings.devices, 'bets': settings.bets, 'abstraction': abstraction.fingerprint}
+  if settings.rules != tree_lib.ACPC:  # (the default game leaves earlier checkpoints' identity as it was)
+    identity['rules'] = dataclasses.asdict(settings.rules)
   if settings.checkpoint:
     check_checkpoints(settings.checkpoint, settings.keep_checkpoints, settings.resume, identity)
-  game, tree = tables_game(abstraction, settings.bets, jnp.dtype(settings.dtype))
+  game, tree = tables_game(abstraction, settings.bets, jnp.dtype(settings.dtype), settings.rules)
   sizes = memory_report(game)
   tables = memory.format_bytes(sizes['table_bytes'])
   what = (
@@ -358,11 +364,13 @@ def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
 def _network_setup(settings: BlueprintSettings, given: dict) -> _Setup:
   from jaxcfr.poker.blueprint import deep, features  # noqa: PLC0415  (flax and optax)
 
-  game, tree, nodes = network_game(settings.bets, settings.history)
+  game, tree, nodes = network_game(settings.bets, settings.history, settings.rules)
   single = settings.algorithm == 'sd-cfr'
   snapshots = settings.snapshots or SNAPSHOTS
   solver = deep.deep_blueprint_solver(nodes, single=single, snapshots=snapshots, **given)
   identity = {'devices': 1, 'bets': settings.bets, 'history': settings.history}
+  if settings.rules != tree_lib.ACPC:
+    identity['rules'] = dataclasses.asdict(settings.rules)
   if settings.checkpoint:
     check_checkpoints(settings.checkpoint, settings.keep_checkpoints, settings.resume, identity)
   shapes = jax.tree.leaves(jax.eval_shape(lambda: solver.init(game, jax.random.key(0))))

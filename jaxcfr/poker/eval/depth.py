@@ -21,6 +21,7 @@ solves): an exported bot runs it.
 
     policy = depth.at_rules(bots.resolve_policy('bp.npz'), NoLimitRules(50, 100, 1000))   # 10 bb
     bot = depth.DepthAware(bots.resolve_policy('bp.npz'))
+    bot = depth.DepthAware([bots.resolve_policy(f) for f in ('bp-25bb.npz', 'bp-100bb.npz', 'bp.npz')])
 """
 
 from __future__ import annotations
@@ -208,19 +209,41 @@ def solved_table(below: float = PUSH_FOLD_BELOW, step: float = 0.1) -> PushFoldT
 @dataclasses.dataclass(frozen=True)
 class DepthAware:
   """The push-or-fold equilibrium below `push_fold_below` big blinds of effective stack (`short`,
-  default solved on demand: `PushFoldPlayer(solved)`, the `pushfold` baseline), `deep` (at the real
-  depth, `at_rules`) from there up."""
+  default solved on demand: `PushFoldPlayer(solved)`, the `pushfold` baseline); from there up the deep
+  policy (one, or several built for different depths: the one whose depth is nearest the effective
+  stack, by ratio) at the real depth (`at_rules`)."""
 
-  deep: object
+  deep: object  # a policy or a sequence of them
   push_fold_below: float = PUSH_FOLD_BELOW
   short: object = None
 
+  def __post_init__(self):
+    policies = tuple(self.deep) if isinstance(self.deep, list | tuple) else (self.deep,)
+    if not policies:
+      raise ValueError('DepthAware needs at least one deep policy')
+    object.__setattr__(self, 'deep', policies if len(policies) > 1 else policies[0])
+
+  @property
+  def policies(self) -> tuple:
+    return self.deep if isinstance(self.deep, tuple) else (self.deep,)
+
   @property
   def name(self) -> str:
-    return f'depth:{self.deep.name}'
+    return 'depth:' + ','.join(policy.name for policy in self.policies)
+
+  def nearest(self, rules: nlhe.NoLimitRules):
+    """The deep policy built for the depth nearest `rules`' (by ratio; one of any depth is exact)."""
+
+    def distance(policy) -> float:
+      own = rules_of(policy)
+      if own is None:
+        return 0.0
+      return abs(np.log((own.stack / own.big_blind) / (rules.stack / rules.big_blind)))
+
+    return min(self.policies, key=distance)
 
   def strategy(self, state, holes):
     rules = state.rules
     if rules.stack / rules.big_blind < self.push_fold_below:
       return (self.short or PushFoldPlayer(solved)).strategy(state, holes)
-    return at_rules(self.deep, rules).strategy(state, holes)
+    return at_rules(self.nearest(rules), rules).strategy(state, holes)
