@@ -45,7 +45,11 @@ def add_parser(commands) -> None:
   bot = commands.add_parser('bot', help=EXPORT_HELP, description=EXPORT_DESCRIPTION)
   bot_actions = bot.add_subparsers(dest='bot_command', required=True)
   export = bot_actions.add_parser('export', help=EXPORT_HELP, description=EXPORT_DESCRIPTION)
-  export.add_argument('blueprint', metavar='BLUEPRINT', help='a blueprint file (jaxcfr blueprint train)')
+  export.add_argument(
+    'blueprint', metavar='BLUEPRINT', nargs='+',
+    help='a blueprint file (jaxcfr blueprint train), or several of one abstraction trained at different '
+    'depths (--stack): the bot plays the one nearest the effective stack',
+  )  # fmt: skip
   export.add_argument('--out', required=True, metavar='DIR', help='the bot directory to write (new or empty)')
   export.add_argument(
     '--tier', choices=('free', 'pro', 'elite'), default='pro', help='the Chipzen tier (default pro)'
@@ -115,7 +119,8 @@ def export(args) -> int:
     args.out, '--out', is_ours_dir=exporting.is_bot_directory, files=exporting.EXPORT_FILES
   )
   with common.bad_input(ValueError):
-    tables = exporting.bundle_tables(args.blueprint, args.tables, quiet=args.quiet)
+    tables = exporting.bundle_tables(args.blueprint[0], args.tables, quiet=args.quiet)
+    exporting.check_same_abstraction(args.blueprint, tables)
     report = exporting.export_bot(args.blueprint, args.out, args.tier, tables)
   log = common.log_stream(args)
   tier = exporting.TIERS[args.tier]

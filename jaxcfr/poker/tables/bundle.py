@@ -79,10 +79,10 @@ def river_codes(hole, board) -> np.ndarray:
   return codes.reshape(shape)
 
 
-def save_bundle(directory: str, tables: BucketTables, river_buckets: np.ndarray, blueprint_path: str) -> None:
+def save_bundle(directory: str, tables: BucketTables, river_buckets: np.ndarray, blueprint_path) -> None:
   """Writes `tables.npz` (the preflop table, the river's bucket by code), `flop.xz` and `turn.xz`
-  (those tables' bytes, LZMA-compressed), `blueprint.npz` (the blueprint file's bytes) and
-  `bundle.json` into `directory` (which exists)."""
+  (those tables' bytes, LZMA-compressed), `blueprint.npz` (the blueprint file's bytes; with several
+  paths, the others as `blueprint-1.npz` ...) and `bundle.json` into `directory` (which exists)."""
   np.savez(os.path.join(directory, TABLES_FILE), preflop=tables.preflop, river_buckets=river_buckets)
   dtypes = {}
   for street in PACKED_STREETS:
@@ -90,10 +90,14 @@ def save_bundle(directory: str, tables: BucketTables, river_buckets: np.ndarray,
     dtypes[street] = table.dtype.str
     with open(os.path.join(directory, f'{street}.xz'), 'wb') as f:
       f.write(lzma.compress(table.tobytes(), preset=9 | lzma.PRESET_EXTREME))
-  with open(blueprint_path, 'rb') as source, open(os.path.join(directory, BLUEPRINT_FILE), 'wb') as target:
-    target.write(source.read())
+  paths = [blueprint_path] if isinstance(blueprint_path, str | os.PathLike) else list(blueprint_path)
+  names = [BLUEPRINT_FILE] + [f'blueprint-{i}.npz' for i in range(1, len(paths))]
+  for path, name in zip(paths, names, strict=True):
+    with open(path, 'rb') as source, open(os.path.join(directory, name), 'wb') as target:
+      target.write(source.read())
   metadata = {
     'format': FORMAT,
+    'blueprints': names,
     'buckets': list(tables.buckets),
     'fingerprint': tables.fingerprint,
     'dtypes': dtypes,
@@ -129,14 +133,22 @@ def load_policy(directory: str, name: str = 'exported blueprint') -> BlueprintPo
 
 
 def load_bot(directory: str, name: str = 'exported blueprint'):
-  """The bundle's bot for every depth: its blueprint, and below the deepest of the push-or-fold
-  equilibria it carries (`depth.PUSH_FOLD_BELOW` big blinds) those (`depth.DepthAware`); the blueprint
-  alone where the bundle has none (an export of an earlier version)."""
+  """The bundle's bot for every depth (`depth.DepthAware`): below the deepest of the push-or-fold
+  equilibria it carries (`depth.PUSH_FOLD_BELOW` big blinds) those, above them its blueprint (of
+  several, the one built nearest the effective stack); the blueprint alone where the bundle has no
+  push-or-fold table (an export of an earlier version)."""
   from jaxcfr.poker.eval import depth  # noqa: PLC0415
 
-  policy = load_policy(directory, name)
+  with open(os.path.join(directory, METADATA_FILE)) as f:
+    names = json.load(f).get('blueprints', [BLUEPRINT_FILE])
+  tables = load_tables(directory)
+  policies = []
+  for index, file in enumerate(names):
+    blueprint = load_blueprint(os.path.join(directory, file))
+    check_fingerprint(blueprint, tables, os.path.join(directory, file))
+    policies.append(BlueprintPolicy(blueprint, tables, name if index == 0 else f'{name} ({file})'))
   path = os.path.join(directory, PUSH_FOLD_FILE)
   if not os.path.exists(path):
-    return policy
+    return policies[0] if len(policies) == 1 else depth.DepthAware(policies, push_fold_below=0.0)
   table = depth.PushFoldTable.load(path)
-  return depth.DepthAware(policy, float(table.stacks[-1]), depth.PushFoldPlayer(table.lookup))
+  return depth.DepthAware(policies, float(table.stacks[-1]), depth.PushFoldPlayer(table.lookup))

@@ -86,10 +86,11 @@ class ExportReport:
     return dataclasses.asdict(self)
 
 
-def export_bot(blueprint_path: str, out: str, tier: str, tables, *, force: bool = False) -> ExportReport:
+def export_bot(blueprint_path, out: str, tier: str, tables, *, force: bool = False) -> ExportReport:
   """Writes the bot directory `out` (see the module) for `tier` from the blueprint file at
-  `blueprint_path` and its abstraction tables (`abstractions.lookup.BucketTables`) with their river
-  buckets by equity code (`river_buckets` int [1,981]: `export.river_buckets`)."""
+  `blueprint_path` (or several of one abstraction, trained at different depths) and its abstraction
+  tables (`abstractions.lookup.BucketTables`) with their river buckets by equity code (`river_buckets`
+  int [1,981]: `export.river_buckets`)."""
   if tier not in TIERS:
     raise ExportError(f'unknown tier {tier!r}; one of {", ".join(TIERS)}')
   limit = int(TIERS[tier].upload_mb * 2**20 * (1 - MARGIN))
@@ -118,6 +119,18 @@ def export_bot(blueprint_path: str, out: str, tier: str, tables, *, force: bool 
     out, write, force=force, what='--out', is_ours_dir=is_bot_directory, files=EXPORT_FILES
   )
   return ExportReport(out, tier, **sizes, limit_bytes=limit)
+
+
+def check_same_abstraction(paths, tables) -> None:
+  """ExportError unless every blueprint file of `paths` was trained on `tables` (one bundle holds one
+  card abstraction)."""
+  from jaxcfr.poker.blueprint import files  # noqa: PLC0415
+
+  for path in paths:
+    if files.read_metadata(path).get('abstraction_fingerprint') != tables.fingerprint:
+      raise ExportError(
+        f'{path!r} was not trained on the tables of {paths[0]!r}: one bot holds one abstraction'
+      )
 
 
 def measure(directory: str) -> dict:

@@ -241,3 +241,36 @@ def test_jaxcfr_bot_export_refuses_bad_input_in_one_line(exported, tmp_path):
   code, _, err = run_cli('bot', 'export', str(tmp_path / 'missing.npz'), '--out', str(tmp_path / 'b'))
   assert code == 2 and len(err.strip().splitlines()) <= 2
   assert not (tmp_path / 'b').exists()
+
+
+def test_blueprints_of_several_depths_export_as_one_depth_aware_bot(exported, tmp_path):
+  from jaxcfr.poker.eval import depth  # noqa: PLC0415
+
+  root, path, packed, _ = exported
+  shallow = nlhe.NoLimitRules(50, 100, 2500)
+  tree = tree_lib.build_tree('small', shallow)
+  metadata = files.metadata_for(
+    tree, bets_name='small', deck=FULL_DECK, board_cards=(0, 3, 1, 1), buckets=SIZES,
+    abstraction_fingerprint=packed.fingerprint, abstraction_path=str(root / 'tables'),
+  )  # fmt: skip
+  values = (
+    np.random.default_rng(5).random((tree.num_decisions, max(SIZES), tree.num_actions)) * tree.legal[:, None]
+  )
+  second = str(tmp_path / 'bp-25bb.npz')
+  files.save_blueprint(second, tree, values / values.sum(-1, keepdims=True), metadata)
+  export.check_same_abstraction([path, second], packed)
+  export.export_bot([path, second], str(tmp_path / 'bot'), 'free', packed)
+  bot = bundle.load_bot(str(tmp_path / 'bot' / 'data'))
+  assert isinstance(bot, depth.DepthAware) and len(bot.policies) == 2
+  assert bot.nearest(nlhe.NoLimitRules(50, 100, 3000)).tree.rules == shallow  # 30 bb: the 25-bb one
+  assert bot.nearest(nlhe.NoLimitRules(50, 100, 15_000)).tree.rules == nlhe.DEFAULT_RULES
+  state = nlhe.deal(3, 8, nlhe.NoLimitRules(50, 100, 3000))
+  actions, probabilities = bot.strategy(state, state.hole[:, :1])
+  expected = depth.at_rules(BlueprintPolicy(files.load_blueprint(second), packed), state.rules)
+  np.testing.assert_array_equal(probabilities, expected.strategy(state, state.hole[:, :1])[1])
+  other = str(tmp_path / 'other.npz')
+  files.save_blueprint(
+    other, tree, values / values.sum(-1, keepdims=True), {**metadata, 'abstraction_fingerprint': 'x'}
+  )
+  with pytest.raises(export.ExportError, match='one bot holds one abstraction'):
+    export.check_same_abstraction([path, other], packed)
