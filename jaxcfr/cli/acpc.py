@@ -79,7 +79,7 @@ def run(args) -> int:
     game = acpc.load_game(_read_game(args.game))
   common.check_json(args)
   outputs.check_file(args.log, '--log', force=args.force, suffixes=('.jsonl',))
-  policy = common.resolve_policy(args.bot, args, seed=args.seed)
+  policy = common.table_policy(args.bot, args, seed=args.seed)
   seat = Seat(policy, seed=args.seed)
   seconds = seat.warm_up()
   if not args.quiet:

@@ -88,7 +88,7 @@ def run(args) -> int:
     sdk = chipzen.sdk()
   url = args.url or os.environ.get('CHIPZEN_WS_URL')
   token = args.token or os.environ.get('CHIPZEN_TOKEN')
-  policy = common.resolve_policy(args.bot, args, seed=args.seed)
+  policy = common.table_policy(args.bot, args, seed=args.seed)
   seat = Seat(policy, seed=args.seed)
   print(f'{policy.name}: compiled in {seat.warm_up():.1f} s', flush=True)
   table = chipzen.ChipzenSeat(seat)

@@ -303,6 +303,17 @@ def resolve_policy(spec: str, args, *, seed: int = 0, tables: str | None = None)
     )  # fmt: skip
 
 
+def table_policy(spec: str, args, *, seed: int = 0):
+  """`resolve_policy` for a bot at a real table, which keeps the table's clock for a search bot at the
+  top of the spec only: the depth-aware bot over a search (depth:search:...) is refused in one line."""
+  if spec.startswith('depth:') and 'search:' in spec:
+    raise UsageError(
+      f'--bot {spec}: at a table the search bot keeps the clock only as search:BLUEPRINT; the depth-aware '
+      'bot takes blueprints here (depth:A.npz,B.npz)'
+    )
+  return resolve_policy(spec, args, seed=seed)
+
+
 def is_search(spec: str) -> bool:
   """Whether a policy spec is the search bot (alone or inside the depth-aware bot, depth:search:...)."""
   return spec.removeprefix('depth:').startswith('search:')

@@ -235,3 +235,10 @@ def test_a_depth_spec_takes_several_policies():
   assert isinstance(bot, depth.DepthAware) and [p.name for p in bot.policies] == ['always-pot', 'equity']
   with pytest.raises(ValueError, match='neither a baseline'):
     bots.resolve_policy('depth:always-pot,,equity')
+
+
+def test_a_table_refuses_the_depth_aware_bot_over_a_search_in_one_line():
+  from cli_runner import run_cli  # noqa: PLC0415
+
+  code, out, err = run_cli('acpc', '127.0.0.1', '9', '--bot', 'depth:search:equity')
+  assert code == 2 and 'keeps the clock only as search:BLUEPRINT' in err and len(err.splitlines()) == 1, err
