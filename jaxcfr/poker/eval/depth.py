@@ -166,8 +166,9 @@ class PushFoldPlayer:
 
 @dataclasses.dataclass(frozen=True)
 class PushFoldTable:
-  """Push-or-fold strategies solved on a grid of depths (no ante, one small blind): `lookup` answers
-  with the grid's nearest depth (the shallowest below the grid's first, the deepest above its last)."""
+  """Push-or-fold strategies solved on a grid of depths (no ante, one small blind, half a big blind by
+  default): `lookup` answers with the grid's nearest depth (the shallowest below the grid's first, the
+  deepest above its last), for any small blind (a table of another ratio plays these strategies)."""
 
   stacks: np.ndarray  # float64 [G], rising, big blinds
   push: np.ndarray  # float32 [G, 169]
