@@ -105,6 +105,7 @@ def test_help_lists_every_option_with_its_default():
   assert "(default '60%,e,a')" in text and 'exploitability in % of the pot' in text
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; host devices stay checked by tests/core/test_sharding.py
 def test_threads_split_a_turn_spots_river_cards_over_host_devices():
   """`jaxcfr subgame --threads N` in a fresh process: the turn spot's river cards run on N host
   devices (the JSON's `devices`), and both answers are near-equilibria of the same game: their EVs

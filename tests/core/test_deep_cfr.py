@@ -307,6 +307,7 @@ def test_network_policy_exploitability_equals_openspiels(solved, tmp_path):
 # Command line.
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; Deep CFR's library tests stay
 def test_cli_deep_cfr_json(tmp_path):
   out = tmp_path / 'deep.json'
   policy = tmp_path / 'deep.npz'

@@ -63,7 +63,9 @@ def test_a_seconds_budget_stops_the_loop():
   'name,options',
   [
     ('es-mccfr', {'batch_size': 64}),
-    ('sd-cfr', {'traversals': 32, 'advantage_steps': 5, 'advantage_capacity': 2000}),
+    pytest.param(
+      'sd-cfr', {'traversals': 32, 'advantage_steps': 5, 'advantage_capacity': 2000}, marks=pytest.mark.slow
+    ),  # the suite's 10 minutes
   ],
 )
 def test_every_family_trains_through_the_same_loop(name, options):

@@ -289,6 +289,7 @@ def universal_poker():
   return jaxcfr.compile_game(blueprint_oracle.DealtGame(4, 2, BOARD, (1, 2), 12), dtype=jnp.float64)
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; the universal_poker oracle test stays
 def test_training_converges_to_the_exact_game():
   """The blueprint trainer's exact exploitability (on the twin) falls towards 0."""
   result = trained()

@@ -52,6 +52,7 @@ def one_process(request, tables, tmp_path_factory):
   return request.param, _probabilities(where / 'b.npz')
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; two processes: tests/core/test_distributed.py
 def test_two_processes_train_the_blueprint_of_one_process_with_two_devices(tables, one_process, tmp_path):
   algorithm, reference = one_process
   runs = run_processes(_args(tables, algorithm), timeout=TIMEOUT, cwd=tmp_path)

@@ -151,7 +151,9 @@ def shifted_buckets(view_of):
   return broken
 
 
-@pytest.mark.parametrize('broken', ['fold removal', 'showdown removal', 'bucket map'])
+@pytest.mark.parametrize(
+  'broken', ['fold removal', pytest.param('showdown removal', marks=pytest.mark.slow), 'bucket map']
+)  # the suite's 10 minutes
 def test_a_broken_card_removal_or_bucket_map_fails_the_comparison(broken, monkeypatch):
   if broken == 'fold removal':
     monkeypatch.setattr(showdown, 'compatible_mass', no_fold_removal)

@@ -19,7 +19,9 @@ from jaxcfr.poker.rules import nlhe
 POLICIES = {name: bots.resolve_policy(name) for name in baselines.REGISTRY}
 
 
-@pytest.mark.parametrize('name', list(baselines.REGISTRY))
+@pytest.mark.parametrize(
+  'name', [pytest.param(n, marks=pytest.mark.slow) if n == 'equity' else n for n in baselines.REGISTRY]
+)  # equity's Monte Carlo is the slow one: behind -m slow for the suite's 10 minutes
 def test_a_policy_against_itself_in_duplicate_scores_exactly_zero(name):
   result = match.play_match(POLICIES[name], POLICIES[name], hands=400, seed=3, batch=256)
   assert result.mbb_per_hand == 0 and result.ci95_low == result.ci95_high == 0

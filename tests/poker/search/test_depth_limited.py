@@ -606,7 +606,9 @@ def safe_river_round():
   return game, round_game, opponent, weak, alternatives, best
 
 
-@pytest.mark.parametrize('gadget', ['maxmargin', 'resolve'])
+@pytest.mark.parametrize(
+  'gadget', [pytest.param('maxmargin', marks=pytest.mark.slow), 'resolve']
+)  # the suite's time
 def test_a_safe_round_re_solve_keeps_every_hand_at_or_below_its_alternative(gadget):
   """A river spot as a `RoundGame` (its values are the public tree's: the test above) whose opponent's
   prior leaves 30% of its hands out. The alternatives, the opponent's best responses to a weak

@@ -119,6 +119,7 @@ def test_the_tree_keeps_its_nodes_as_arrays():
   assert info.line(deepest)[0] in info.nodes[0].labels and len(info.line(deepest)) > 2
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; the 16-bit state stays checked by the library tests above
 def test_the_cli_solves_a_spot_with_compress():
   board, oop, ip = 'Td9d6hQc3s', '66+,A8s+,AJo+', 'QQ-22,AQs-A2s'
   code, out, err = run_cli(

@@ -261,7 +261,9 @@ def test_a_warm_start_from_nothing_averages_to_its_strategy_and_keeps_its_regret
 
 
 @pytest.mark.parametrize(
-  ('algorithm', 'alternating'), [('dcfr', True), pytest.param('pcfr+', False, marks=pytest.mark.slow)]
+  ('algorithm', 'alternating'),
+  [pytest.param('dcfr', True, marks=pytest.mark.slow), pytest.param('pcfr+', False, marks=pytest.mark.slow)],
+  # both slow (the suite's 10 minutes): blocks stay checked by the flop-in-blocks oracle test
 )
 def test_a_blocked_turn_tree_solves_as_the_whole_tree(algorithm, alternating):
   """A turn tree in blocks (its river subtrees one river card at a time, `blocked.Blocks`) and the
@@ -395,7 +397,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.slow  # the default suite's 10 minutes: one device's blocks are checked by the blocked turn tree
+@pytest.mark.slow  # the default suite's 10 minutes: one device's blocks are checked by the flop oracle test
 def test_blocks_split_over_devices_solve_as_on_one():
   """A turn tree whose river cards' blocks, and a flop tree whose turn cards' blocks, are split over 4
   host devices (each device runs its share; `Blocks.shards`; the flop's 9 turn cards padded to 12 with
@@ -452,6 +454,7 @@ def test_the_checks_from_the_state_equal_the_evaluation_of_the_policy(config):
     np.testing.assert_allclose(result.policy, solver.average_policy(state, game), atol=1e-12)
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; a long check of the chunked calls
 def test_the_checks_in_the_chunks_calls_are_the_checks_of_the_states_they_leave():
   """`jaxcfr.train` runs a subgame solver's check in the call of the chunk before it (one program,
   `training._with_check`): each point of the curve is `evaluate_average` of the state after that many

@@ -31,6 +31,7 @@ pytest.importorskip('chipzen')
 SIZES = (3, 2, 2, 2)  # the stand-in tables' buckets
 
 
+@pytest.mark.slow  # the default suite's 10 minutes; the export's own bucket check runs on every export
 def test_river_codes_equal_the_abstractions_equities():
   rng = np.random.default_rng(0)
   boards = np.argsort(rng.random((12, 52)), 1)[:, :5]
