@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 from jaxcfr.cli import common
+from jaxcfr.poker import defaults
 
 HELP = 'solve heads-up push-or-fold at a stack depth; print the ranges and the Nash chart'
 DESCRIPTION = (
@@ -25,8 +26,6 @@ DESCRIPTION = (
 
 def add_parser(commands) -> None:
   """Adds the `pushfold` subcommand to the `jaxcfr` parser's subcommands."""
-  from jaxcfr.poker import pushfold  # noqa: PLC0415  (NumPy and the table only)
-
   parser = commands.add_parser('pushfold', help=HELP, description=DESCRIPTION)
   parser.add_argument(
     '--stack', type=common.number(unit=' of big blinds'), required=True,
@@ -37,16 +36,16 @@ def add_parser(commands) -> None:
     help='ante per player in big blinds (default 0; at most 1)',
   )  # fmt: skip
   parser.add_argument(
-    '--small-blind', type=common.number(unit=' of big blinds'), default=pushfold.SMALL_BLIND,
-    help=f'the small blind in big blinds (default {pushfold.SMALL_BLIND})',
+    '--small-blind', type=common.number(unit=' of big blinds'), default=defaults.PUSH_FOLD_SMALL_BLIND,
+    help=f'the small blind in big blinds (default {defaults.PUSH_FOLD_SMALL_BLIND})',
   )  # fmt: skip
   parser.add_argument(
-    '--chart-max', type=common.number(unit=' of big blinds'), default=pushfold.CHART_MAX_STACK,
-    help=f"the chart's deepest stack in big blinds (default {pushfold.CHART_MAX_STACK:g})",
+    '--chart-max', type=common.number(unit=' of big blinds'), default=defaults.PUSH_FOLD_CHART_MAX,
+    help=f"the chart's deepest stack in big blinds (default {defaults.PUSH_FOLD_CHART_MAX:g})",
   )  # fmt: skip
   parser.add_argument(
-    '--chart-step', type=common.number(unit=' of big blinds'), default=pushfold.CHART_STEP,
-    help=f"the chart's grid of stacks in big blinds (default {pushfold.CHART_STEP:g})",
+    '--chart-step', type=common.number(unit=' of big blinds'), default=defaults.PUSH_FOLD_CHART_STEP,
+    help=f"the chart's grid of stacks in big blinds (default {defaults.PUSH_FOLD_CHART_STEP:g})",
   )  # fmt: skip
   parser.add_argument('--no-chart', action='store_true', help='the equilibrium at --stack only')
   parser.add_argument('--quiet', action='store_true', help='no progress output')

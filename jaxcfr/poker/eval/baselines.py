@@ -40,17 +40,6 @@ PREFLOP_SAMPLES = 20_000  # per preflop class, for the table of preflop equities
 _EQUITY_SEED = 0  # the fixed key of the Monte Carlo samples
 
 
-def _three_slots(state: nlhe.HandState, raise_to: np.ndarray) -> nlhe.ActionSet:
-  """[fold, check/call, raise to `raise_to`] per hand, int8/int64/bool [B, 3]. Finished hands offer a
-  nominal check (policies are only asked about hands in play)."""
-  options = nlhe.legal(state)
-  batch = options.can_fold.shape[0]
-  kind = np.broadcast_to(np.array([nlhe.FOLD, nlhe.CALL, nlhe.RAISE], np.int8), (batch, 3)).copy()
-  amount = np.stack([np.zeros(batch, np.int64), options.call_to, np.where(options.can_raise, raise_to, 0)], 1)
-  valid = np.stack([options.can_fold, np.ones(batch, bool), options.can_raise], axis=1)
-  return nlhe.ActionSet(kind, amount, valid)
-
-
 def _one_hot(choice: np.ndarray, num_actions: int) -> np.ndarray:
   """Probabilities float [..., A] that put 1 on `choice` [...]."""
   return (np.arange(num_actions) == choice[..., None]).astype(np.float64)
@@ -68,7 +57,7 @@ class AlwaysCall:
   name: str = 'always-call'
 
   def strategy(self, state, holes):
-    actions = _three_slots(state, nlhe.pot_raise_to(state))
+    actions = nlhe.fold_call_raise(state, nlhe.pot_raise_to(state))
     choice = np.full((len(actions.kind), _holes_count(holes)), 1)
     return actions, _one_hot(choice, 3)
 
@@ -78,7 +67,7 @@ class AlwaysFold:
   name: str = 'always-fold'
 
   def strategy(self, state, holes):
-    actions = _three_slots(state, nlhe.pot_raise_to(state))
+    actions = nlhe.fold_call_raise(state, nlhe.pot_raise_to(state))
     choice = np.where(actions.valid[:, 0], 0, 1)[:, None].repeat(_holes_count(holes), axis=1)
     return actions, _one_hot(choice, 3)
 
@@ -88,7 +77,7 @@ class AlwaysPot:
   name: str = 'always-pot'
 
   def strategy(self, state, holes):
-    actions = _three_slots(state, nlhe.pot_raise_to(state))
+    actions = nlhe.fold_call_raise(state, nlhe.pot_raise_to(state))
     choice = np.where(actions.valid[:, 2], 2, 1)[:, None].repeat(_holes_count(holes), axis=1)
     return actions, _one_hot(choice, 3)
 
@@ -103,7 +92,7 @@ class UniformRandom:
     u = state.noise[rows, np.minimum(state.num_actions, state.noise.shape[1] - 1)]
     span = options.max_raise_to - options.min_raise_to + 1
     raise_to = options.min_raise_to + np.minimum(np.floor(u * span).astype(np.int64), span - 1)
-    actions = _three_slots(state, raise_to)
+    actions = nlhe.fold_call_raise(state, raise_to)
     probs = actions.valid / actions.valid.sum(axis=1, keepdims=True)  # [B, 3]
     return actions, np.repeat(probs[:, None, :], _holes_count(holes), axis=1)
 
@@ -122,7 +111,7 @@ class EquityThreshold:
     batch = len(state.street)
     board = np.repeat(nlhe.visible_board(state)[:, None, :], count, axis=1)  # [B, K, 5]
     strength = hand_strength(holes.reshape(-1, 2), board.reshape(-1, 5), self.samples).reshape(batch, count)
-    actions = _three_slots(state, nlhe.pot_raise_to(state))
+    actions = nlhe.fold_call_raise(state, nlhe.pot_raise_to(state))
     options = nlhe.legal(state)
     rows = np.arange(batch)
     to_call = (options.call_to - state.round_bet[rows, state.to_act])[:, None]  # [B, 1]

@@ -148,20 +148,16 @@ class PushFoldPlayer:
       raise ValueError(f'holes must be [B, K, 2], got shape {holes.shape}')
     rules = state.rules
     push, call = self.lookup(rules.stack / rules.big_blind, rules.small_blind / rules.big_blind)
-    options = nlhe.legal(state)
-    batch = len(state.street)
-    kind = np.broadcast_to(np.array([nlhe.FOLD, nlhe.CALL, nlhe.RAISE], np.int8), (batch, 3)).copy()
-    amount = np.stack([np.zeros(batch, np.int64), options.call_to, options.max_raise_to], axis=1)
-    valid = np.stack([options.can_fold, np.ones(batch, bool), options.can_raise], axis=1)
+    actions = nlhe.fold_call_raise(state, nlhe.legal(state).max_raise_to)
     classes = ranges.class_of_hands(holes)  # [B, K]
     opening = (state.street == 0) & (state.num_actions == 0)  # the small blind's first action
     all_in = np.where(opening[:, None], push[classes], call[classes])
     all_in = np.where((state.street == 0)[:, None], all_in, 0.0)  # [B, K]
     one_hot = lambda slot: (np.arange(3) == slot[:, None]).astype(np.float64)[:, None, :]  # [B, 1, 3]
-    shove = one_hot(np.where(valid[:, 2], 2, 1))  # raise all-in, else call
-    give_up = one_hot(np.where(valid[:, 0], 0, 1))  # fold, else check
+    shove = one_hot(np.where(actions.valid[:, 2], 2, 1))  # raise all-in, else call
+    give_up = one_hot(np.where(actions.valid[:, 0], 0, 1))  # fold, else check
     probs = all_in[..., None] * shove + (1 - all_in[..., None]) * give_up
-    return nlhe.ActionSet(kind, amount, valid), probs
+    return actions, probs
 
 
 @dataclasses.dataclass(frozen=True)

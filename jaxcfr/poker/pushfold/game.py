@@ -28,11 +28,12 @@ import functools
 
 import numpy as np
 
+from jaxcfr.poker import defaults
 from jaxcfr.poker.pushfold import equity as preflop_equity
 
-SMALL_BLIND = 0.5  # in big blinds
-CHART_MAX_STACK = 25.0  # the chart's deepest stack (bb)
-CHART_STEP = 0.1  # its grid (bb)
+SMALL_BLIND = defaults.PUSH_FOLD_SMALL_BLIND  # in big blinds
+CHART_MAX_STACK = defaults.PUSH_FOLD_CHART_MAX  # the chart's deepest stack (bb)
+CHART_STEP = defaults.PUSH_FOLD_CHART_STEP  # its grid (bb)
 _POLISH_TOLERANCE = 1e-7  # a hand whose best-response margin is below this (bb) counts as mixed
 
 

@@ -265,6 +265,18 @@ def _is_legal(state: HandState, options: Legal, kind: np.ndarray, amount: np.nda
   return ~state.finished & ((kind == CALL) | (kind == FOLD) & options.can_fold | (kind == RAISE) & raise_ok)
 
 
+def fold_call_raise(state: HandState, raise_to: np.ndarray) -> ActionSet:
+  """Three actions per hand, as the baselines offer them: [fold, check/call, raise to `raise_to`],
+  int8/int64/bool [B, 3]. Finished hands offer a nominal check (policies are only asked about hands in
+  play)."""
+  options = legal(state)
+  batch = options.can_fold.shape[0]
+  kind = np.broadcast_to(np.array([FOLD, CALL, RAISE], np.int8), (batch, 3)).copy()
+  amount = np.stack([np.zeros(batch, np.int64), options.call_to, np.where(options.can_raise, raise_to, 0)], 1)
+  valid = np.stack([options.can_fold, np.ones(batch, bool), options.can_raise], axis=1)
+  return ActionSet(kind, amount, valid)
+
+
 def apply(state: HandState, kind, amount=None, mask=None) -> HandState:
   """The hands after the player to act takes an action in every hand where `mask` [B] is True
   (default: every unfinished hand); the other hands are unchanged.

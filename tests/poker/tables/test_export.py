@@ -61,22 +61,28 @@ def test_river_buckets_are_read_off_by_code():
     export.river_buckets(river, [(np.array([4, 0]), np.array([7, 8]))])
 
 
+def _standin_blueprint(path: str, rules, fingerprint: str, tables_dir, seed: int) -> None:
+  """A blueprint of the small preset under `rules` with random probabilities, for the stand-in tables."""
+  tree = tree_lib.build_tree('small', rules)
+  metadata = files.metadata_for(
+    tree, bets_name='small', deck=FULL_DECK, board_cards=(0, 3, 1, 1), buckets=SIZES,
+    abstraction_fingerprint=fingerprint, abstraction_path=str(tables_dir),
+  )  # fmt: skip
+  values = (
+    np.random.default_rng(seed).random((tree.num_decisions, max(SIZES), tree.num_actions))
+    * tree.legal[:, None]
+  )
+  files.save_blueprint(path, tree, values / values.sum(-1, keepdims=True), metadata)
+
+
 @pytest.fixture(scope='module')
 def exported(tmp_path_factory):
   """A blueprint of the small preset with random probabilities on stand-in tables, exported for the
   Free tier with river buckets by code (two, split at the middle equity)."""
   root = tmp_path_factory.mktemp('export')
   tables = lookup.load_tables(write_tables(root / 'tables', SIZES))
-  tree = tree_lib.build_tree('small')
   path = str(root / 'blueprint.npz')
-  metadata = files.metadata_for(
-    tree, bets_name='small', deck=FULL_DECK, board_cards=(0, 3, 1, 1), buckets=SIZES,
-    abstraction_fingerprint=tables.fingerprint, abstraction_path=str(root / 'tables'),
-  )  # fmt: skip
-  values = (
-    np.random.default_rng(3).random((tree.num_decisions, max(SIZES), tree.num_actions)) * tree.legal[:, None]
-  )
-  files.save_blueprint(path, tree, values / values.sum(-1, keepdims=True), metadata)
+  _standin_blueprint(path, nlhe.DEFAULT_RULES, tables.fingerprint, root / 'tables', seed=3)
   packed = bundle.BundleTables(
     preflop=tables.preflop, flop=tables.flop, turn=tables.turn, river=np.zeros(0, np.uint8),
     buckets=tables.buckets, fingerprint=tables.fingerprint,
@@ -249,16 +255,8 @@ def test_blueprints_of_several_depths_export_as_one_depth_aware_bot(exported, tm
 
   root, path, packed, _ = exported
   shallow = nlhe.NoLimitRules(50, 100, 2500)
-  tree = tree_lib.build_tree('small', shallow)
-  metadata = files.metadata_for(
-    tree, bets_name='small', deck=FULL_DECK, board_cards=(0, 3, 1, 1), buckets=SIZES,
-    abstraction_fingerprint=packed.fingerprint, abstraction_path=str(root / 'tables'),
-  )  # fmt: skip
-  values = (
-    np.random.default_rng(5).random((tree.num_decisions, max(SIZES), tree.num_actions)) * tree.legal[:, None]
-  )
   second = str(tmp_path / 'bp-25bb.npz')
-  files.save_blueprint(second, tree, values / values.sum(-1, keepdims=True), metadata)
+  _standin_blueprint(second, shallow, packed.fingerprint, root / 'tables', seed=5)
   export.check_same_abstraction([path, second], packed)
   export.export_bot([path, second], str(tmp_path / 'bot'), 'free', packed)
   bot = bundle.load_bot(str(tmp_path / 'bot' / 'data'))
@@ -270,8 +268,6 @@ def test_blueprints_of_several_depths_export_as_one_depth_aware_bot(exported, tm
   expected = depth.at_rules(BlueprintPolicy(files.load_blueprint(second), packed), state.rules)
   np.testing.assert_array_equal(probabilities, expected.strategy(state, state.hole[:, :1])[1])
   other = str(tmp_path / 'other.npz')
-  files.save_blueprint(
-    other, tree, values / values.sum(-1, keepdims=True), {**metadata, 'abstraction_fingerprint': 'x'}
-  )
+  _standin_blueprint(other, shallow, 'x', root / 'tables', seed=5)  # trained on other tables
   with pytest.raises(export.ExportError, match='one bot holds one abstraction'):
     export.check_same_abstraction([path, other], packed)
