@@ -115,6 +115,13 @@ def add_parser(commands) -> None:
     help='keep the regrets and averages in 16 bits (scaled per action): half the float32 state, about '
     'as many iterations to a target; iterations as fast on a flop, slower on smaller trees',
   )  # fmt: skip
+  run.add_argument(
+    '--lock', action='append', metavar='NODE=SPEC',
+    help="fix the acting player's strategy at a decision (repeatable): NODE a path as --node writes it "
+    "('root'; '*' for any dealt card), SPEC a mix 'c:0.7,f:0.3', actions' ranges 'r360:QQ+,AK;c:rest' "
+    '(hands no action names stay free) or a saved STRATEGY.npz (its strategy at NODE); the exploitability '
+    "is then the locked game's (best responses keep the locks)",
+  )  # fmt: skip
   out = parser.add_argument_group('outputs')
   out.add_argument(
     '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
@@ -225,6 +232,10 @@ def run(args) -> int:
     arrays = solving.state_arrays(args.algorithm)
     limit = int(args.max_memory * 2**30) or None
     game = spec.build(jnp.dtype(args.dtype), limit, arrays, args.compact, compress=args.compress)
+    if args.lock:
+      from jaxcfr.poker.subgame import locking  # noqa: PLC0415
+
+      game = locking.lock(game, locking.rows(game, args.lock))
     if args.plot:  # a --node off the tree fails before the solve
       from jaxcfr.poker.subgame import grid  # noqa: PLC0415
 
@@ -313,7 +324,7 @@ def _run_spots(args, log) -> int:
   from jaxcfr.poker.subgame import solving  # noqa: PLC0415
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
-  single = [flag for flag in (*SPOT_FLAGS, '--strategy-out', '--plot', '--html', '--node')
+  single = [flag for flag in (*SPOT_FLAGS, '--strategy-out', '--plot', '--html', '--node', '--lock')
             if getattr(args, flag[2:].replace('-', '_')) is not None]  # fmt: skip
   if single:
     raise common.UsageError(f'--spots takes each spot from its file; drop {", ".join(single)}')
@@ -397,6 +408,20 @@ def _run_spots(args, log) -> int:
   return 2 if bad else 0
 
 
+def _locked_note(result) -> str:
+  """', in the game with N decisions locked' where the spot has locks, else ''."""
+  if result.game.lock is None:
+    return ''
+  from jaxcfr.poker.subgame import locking  # noqa: PLC0415
+
+  locked = locking.summary(result.game)['locked']
+  where = ', '.join(
+    f'{item["node"]} ({item["player"].upper()}, {item["hands"]} hands)' for item in locked[:4]
+  )
+  more = f' and {len(locked) - 4} more' if len(locked) > 4 else ''
+  return f', in the locked game (best responses keep the locks; locked: {where}{more})'
+
+
 def _print(result, log) -> None:
   from jaxcfr.poker.subgame import solving  # noqa: PLC0415
 
@@ -404,7 +429,8 @@ def _print(result, log) -> None:
   print(
     f'{result.algorithm}: {result.iterations:,} iterations in {result.seconds:.3f} s ({ms:.2f} ms/iteration; '
     f'exploitability checks {result.check_seconds:.2f} s; compilation {result.jit_seconds:.1f} s)\n'
-    f'exploitability {result.exploitability_pct:.3f}% of the pot ({result.exploitability:.4g} chips)\n'
+    f'exploitability {result.exploitability_pct:.3f}% of the pot ({result.exploitability:.4g} chips)'
+    f'{_locked_note(result)}\n'
     f'EV: OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f} chips; equity: OOP {100 * result.equity[0]:.2f}%, '
     f'IP {100 * result.equity[1]:.2f}%',
     file=log,

@@ -24,7 +24,8 @@ MAX_NODES = 4000
 
 def data(metadata: dict, arrays: dict) -> dict:
   """What the page holds: per decision node its player, path of tokens, actions, overall action
-  frequencies, colours (the picture's) and the grid (height share and action mix per cell)."""
+  frequencies, colours (the picture's), the grid (height share and action mix per cell) and the
+  count of hands locked there (the page marks locked decisions)."""
   nodes = metadata['nodes']
   order = sorted(range(len(nodes)), key=lambda row: len(nodes[row]['line']))[:MAX_NODES]
   rows = grid.line_rows(nodes)
@@ -43,6 +44,7 @@ def data(metadata: dict, arrays: dict) -> dict:
         'overall': np.round(grid.frequencies(total, mix), 3).tolist(),
         'share': np.round(share, 3).tolist(),
         'mix': np.round(mix, 3).tolist(),
+        'locked': int(node.get('locked', 0)),  # hands whose strategy a lock fixed (`locking`)
       }
     )
   return {
@@ -117,6 +119,10 @@ function render() {
   }
   const node = DATA.nodes[index];
   where.textContent = `${node.player.toUpperCase()} to act`;
+  if (node.locked) {
+    const mark = document.createElement('strong'); mark.id = 'locked';
+    mark.textContent = ` (locked: ${node.locked} hands play a fixed strategy)`; where.append(mark);
+  }
   gridDiv.dataset.node = index;
   for (let r = 0; r < 13; r++) for (let c = 0; c < 13; c++) {
     const cell = document.createElement('div'), name = DATA.classes[r][c];
@@ -153,6 +159,8 @@ function render() {
 const note = [];
 if (DATA.exploitability_pct != null)
   note.push(`exploitability ${DATA.exploitability_pct.toFixed(3)}% of the pot`);
+const lockedNodes = DATA.nodes.filter((node) => node.locked).length;
+if (lockedNodes) note.push(`${lockedNodes} decision${lockedNodes > 1 ? 's' : ''} locked`);
 if (DATA.truncated) note.push(`the first ${DATA.nodes.length} decisions only`);
 document.getElementById('note').textContent = note.join('; ');
 render();

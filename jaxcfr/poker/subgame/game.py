@@ -173,6 +173,10 @@ class Subgame:
   tree: PublicTree
   spot: Spot
   blocks: object = None  # blocked.Blocks of a turn tree (its river part solved card by card), or None
+  # Node locking (`locking.lock`): per depth of the solver's state layout (`solver.state_shapes`) the
+  # locked probability of the action into each edge for each hand, NaN where the hand is free there,
+  # None for a depth without a lock; or None: nothing locked.
+  lock: tuple | None = None
 
   num_players = 2
 
@@ -218,13 +222,14 @@ class Subgame:
     return self.tree.num_nodes
 
   def evaluate_profile(self, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(NashConv, [2] expected values per deal) of `policy` `[D, A, H]` (`jaxcfr.train` calls this)."""
+    """(NashConv, [2] expected values per deal) of `policy` `[D, A, H]` (`jaxcfr.train` calls this).
+    With a lock, the NashConv of the locked game: each best response keeps the locked strategies."""
     reach = reach_probabilities(self, policy)  # one forward pass serves both
     values = per_deal_values(self, policy, reach)
     return (per_deal_values(self, policy, reach, best_response=True) - values).sum(), values
 
 
-jax.tree_util.register_dataclass(Subgame, data_fields=['tree', 'spot', 'blocks'], meta_fields=[])
+jax.tree_util.register_dataclass(Subgame, data_fields=['tree', 'spot', 'blocks', 'lock'], meta_fields=[])
 
 
 # Building.
@@ -729,9 +734,11 @@ def counterfactual_values(
 ) -> tuple[jax.Array, jax.Array | None]:
   """`player`'s counterfactual values, bottom-up: ([H] at the root, [D, A, H] regrets on its rows).
 
-  With `best_response`, `player` takes the best action at each of its nodes (no regrets then).
+  With `best_response`, `player` takes the best action at each of its nodes (no regrets then), but
+  for the hands a lock fixes there (`Subgame.lock`), which play their locked strategy.
   """
   tree = game.tree
+  locked = locked_rows(game) if best_response else None  # [D, A, H], NaN where free
   folds, showdowns = terminal_values(game, reach, player)
   rows, chance_rows = _rows(tree, DECISION), _rows(tree, CHANCE)
   fold_rows, showdown_rows = _rows(tree, FOLD), _rows(tree, SHOWDOWN)
@@ -746,6 +753,9 @@ def counterfactual_values(
       own = (tree.decision_player[start:stop] == player)[:, None, None]
       if best_response:
         mine = jnp.where(legal, children, -jnp.inf).max(1)
+        if locked is not None:
+          fixed = locked[start:stop]
+          mine = jnp.where(jnp.isnan(fixed[:, 0]), mine, (jnp.nan_to_num(fixed) * children).sum(1))
       else:
         mine = (policy[start:stop] * children).sum(1)
       value = jnp.where(own[:, 0], mine, children.sum(1))  # the opponent's strategy is in its reach
@@ -762,6 +772,16 @@ def counterfactual_values(
     below = jnp.concatenate([*parts, jnp.zeros((1, game.num_hands), folds.dtype)])  # one copy per depth
   regret = jnp.concatenate(regrets[::-1]) if regrets else None
   return below[0], regret
+
+
+def locked_rows(game: Subgame) -> jax.Array | None:
+  """[D, A, H]: the locked probabilities laid out by decision node (`Subgame.lock`), NaN where a hand
+  is free (and on the padding actions of a locked hand, 0); None where nothing is locked."""
+  if game.lock is None:
+    return None
+  from jaxcfr.poker.subgame import solver  # noqa: PLC0415 (the solver builds on this module)
+
+  return solver.lock_to_rows(game)
 
 
 def own_reach(tree: PublicTree, reach: list[jax.Array], player: int) -> jax.Array:

@@ -474,10 +474,23 @@ def _block_cards(blocks) -> tuple:
   return blocks.block_card, blocks.block_board, inner
 
 
-def _average_edges(tree: PublicTree, weights) -> list[jax.Array]:
+def _average_edges(tree: PublicTree, weights, lock=None) -> list[jax.Array]:
   """Per depth [n_d, H]: the average strategy's probability of the action into each node, from the
-  average's weights (per depth [e_d, H]); what `normalize` gives on the `[D, A, H]` rows."""
-  return [all_rows(tree, _edge_strategy(tree, w, d), d) for d, w in enumerate(weights, 1)]
+  average's weights (per depth [e_d, H]); what `normalize` gives on the `[D, A, H]` rows; the locked
+  probabilities where `lock` (per depth [e_d, H] or None, as `_edges_of` takes it) has them."""
+  lock = lock or [None] * len(weights)
+  return [
+    all_rows(tree, _lock_edges(_edge_strategy(tree, w, d), fixed), d)
+    for d, (w, fixed) in enumerate(zip(weights, lock, strict=True), 1)
+  ]
+
+
+def _lock_rows(tree: PublicTree, lock) -> list | None:
+  """Per depth [n_d, H] or None: a lock's edges (per depth [e_d, H], NaN where free, or None) over all
+  of the depth's nodes, as `_evaluation_pass` takes them."""
+  if lock is None:
+    return None
+  return [None if fixed is None else all_rows(tree, fixed, d) for d, fixed in enumerate(lock, 1)]
 
 
 def _other_rows(tree: PublicTree, d: int, below, folds, showdowns, chance) -> list[jax.Array]:
@@ -501,9 +514,10 @@ def _other_rows(tree: PublicTree, d: int, below, folds, showdowns, chance) -> li
   return parts
 
 
-def _evaluation_pass(tree: PublicTree, edge, player: int, folds, showdowns, chance) -> jax.Array:
+def _evaluation_pass(tree: PublicTree, edge, player: int, folds, showdowns, chance, lock=None) -> jax.Array:
   """[n_0, 2, H]: `player`'s counterfactual values at depth 0 when it plays the edges' strategy
-  `edge` (per depth [n_d, H]) and when it best responds (the max over its legal actions), from one
+  `edge` (per depth [n_d, H]) and when it best responds (the max over its legal actions; the locked
+  strategy for the hands `lock` fixes, per depth [n_d, H] NaN where free, or None), from one
   bottom-up pass; the opponent's strategy is in the reaches behind `folds` [F, H] and `showdowns`
   [S, H]. `chance` ([K, 2, H] the values of the chance nodes, or None: from their children)."""
   both = lambda rows: jnp.broadcast_to(rows[:, None], (rows.shape[0], 2, rows.shape[1]))
@@ -519,7 +533,12 @@ def _evaluation_pass(tree: PublicTree, edge, player: int, folds, showdowns, chan
       children = take_padded(below[:, 1], tree.children[d])  # [m, A, H]
       legal = tree.legal[start : start + sizes[DECISION]]  # [m, A, 1]
       own_row = (tree.decision_player[start : start + sizes[DECISION]] == player)[:, None]
-      best = jnp.where(own_row, jnp.where(legal, children, -jnp.inf).max(1), _sum_axis1(children))
+      best = jnp.where(legal, children, -jnp.inf).max(1)
+      if lock is not None and lock[d] is not None:
+        # [m, A, H]: 0 where free (NaN in the lock, or a packed lock's other player's hands) and padding
+        fixed = jnp.nan_to_num(take_padded(lock[d], tree.children[d]))
+        best = jnp.where(_sum_axis1(fixed) > 0, _sum_axis1(fixed * children), best)
+      best = jnp.where(own_row, best, _sum_axis1(children))
       parts.append(jnp.stack([played, best], 1))
     below = jnp.concatenate(parts + _other_rows(tree, d, below, folds, showdowns, chance))
   return below
@@ -535,58 +554,68 @@ def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
   players = jnp.arange(2)  # the two players' passes as one, vmapped: one traced body to compile
   if game.blocks is None:
     tree = game.tree
-    edge = _average_edges(tree, _unpacked(tree, spot, weights))
+    lock = None if game.lock is None else _unpacked(tree, spot, game.lock)
+    edge = _average_edges(tree, _unpacked(tree, spot, weights), lock)
     reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
 
     def root(player):
       terminals = subgame_module.terminal_values(game, reach, player)
-      return _evaluation_pass(tree, edge, player, *terminals, None)[0]
+      return _evaluation_pass(tree, edge, player, *terminals, None, _lock_rows(tree, lock))[0]
 
     roots = jax.vmap(root)(players)
   else:
+    lock = None if game.lock is None else list(game.lock)
     root = _evaluate_part(
-      game.blocks, spot, list(weights), spot.ranges[None], None, _block_cards(game.blocks)
+      game.blocks, spot, list(weights), lock, spot.ranges[None], None, _block_cards(game.blocks)
     )
     roots = root[:, 0]
   values = (spot.ranges[:, None] * roots).sum(-1) / subgame_module.normalizer(game)  # [2, 2]
   return (values[:, 1] - values[:, 0]).sum(), values[:, 0]
 
 
-def _evaluate_part(part, spot, weights: list, root_reach, mask, cards) -> jax.Array:
+def _evaluate_part(part, spot, weights: list, lock, root_reach, mask, cards) -> jax.Array:
   """[players, n_0, 2, H]: each player's values at the part's depth 0 under the average and as a best
   response (`_evaluation_pass`), from both players' reaches there `root_reach` [n_0, 2, H]; `mask` [H]
   the hands the cards dealt above leave (None: none dealt), `cards` as `_block_cards` gives them (a
-  river forest: its board)."""
+  river forest: its board); `lock` the part's share of `Subgame.lock` (or None)."""
   players = jnp.arange(2)
   if not isinstance(part, blocked.Blocks):  # a river forest
-    edge = _average_edges(part, _unpacked(part, spot, weights))
+    lock = None if lock is None else _unpacked(part, spot, lock)
+    edge = _average_edges(part, _unpacked(part, spot, weights), lock)
     reach = _top_down(part, edge, root_reach, None)
     terminals = _block_terminals(part, spot, cards, mask)
-    return jax.vmap(lambda p: _evaluation_pass(part, edge, p, *terminals(reach, p), None))(players)
+    fixed = _lock_rows(part, lock)
+    return jax.vmap(lambda p: _evaluation_pass(part, edge, p, *terminals(reach, p), None, fixed))(players)
   upper, forest = part.upper, part.forest
   split = len(upper.level_sizes) - 1
-  edge = _average_edges(upper, _unpacked(upper, spot, weights[:split]))
+  upper_lock = forest_lock = None
+  if lock is not None:
+    upper_lock, forest_lock = _unpacked(upper, spot, lock[:split]), tuple(lock[split:])
+  edge = _average_edges(upper, _unpacked(upper, spot, weights[:split]), upper_lock)
   reach = _top_down(upper, edge, root_reach, None)  # its chance nodes are leaves
   chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, 2, H]
   block_cards, block_boards, inner = cards
 
   def one_block(args):
-    (), block_weights, board, inner, card = args
+    (), block_weights, block_lock, board, inner, card = args
     card_mask = _dealt_mask(spot, card)
     block_mask = card_mask if mask is None else mask * card_mask
     nested = inner if isinstance(forest, blocked.Blocks) else board
     root = take(chance_reach, part.root_chance) * card_mask
-    return (), _evaluate_part(forest, spot, list(block_weights), root, block_mask, nested)
+    block_lock = None if block_lock is None else list(block_lock)
+    return (), _evaluate_part(forest, spot, list(block_weights), block_lock, root, block_mask, nested)
 
   shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
-  inputs = (tuple(weights[split:]), block_boards, inner, block_cards)
+  inputs = (tuple(weights[split:]), forest_lock, block_boards, inner, block_cards)
   per_step = None if mask is None else _nested_step(forest, part.num_blocks // part.shards)
   _, summed = part_blocks(part, one_block, (), inputs, shape, spot.ranges.dtype, per_step)
   terminals = _upper_terminals(upper, spot, mask)
 
   def root(player, summed):
     chance = take(summed, part.chance_root) * upper.chance_weight[:, None, None]
-    return _evaluation_pass(upper, edge, player, *terminals(reach, player), chance)
+    return _evaluation_pass(
+      upper, edge, player, *terminals(reach, player), chance, _lock_rows(upper, upper_lock)
+    )
 
   return jax.vmap(root)(players, summed)
 
@@ -646,11 +675,39 @@ def current_policy(config: SolverConfig, state: SubgameState, game: Subgame) -> 
     jnp.maximum(config.rule.matched_regret(regret, rule_state), 0)
     for regret, rule_state in zip(decoded(game, state.cumulative_regret), state.rule_state, strict=True)
   ]
-  return match(state_to_rows(game, positive), game.tree.legal)
+  return locked(game, match(state_to_rows(game, positive), game.tree.legal))
 
 
 def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
-  return normalize(state_to_rows(game, state.cumulative_policy), game.tree.legal)
+  return locked(game, normalize(state_to_rows(game, state.cumulative_policy), game.tree.legal))
+
+
+def locked(game: Subgame, policy: jax.Array) -> jax.Array:
+  """`policy` [D, A, H] with the locked hands' strategies where the game has a lock (`Subgame.lock`):
+  they are what the solver plays, also where a hand's reach is 0 and its average has no weight."""
+  rows = subgame_module.locked_rows(game)
+  return policy if rows is None else jnp.where(jnp.isnan(rows[:, :1]), policy, rows)
+
+
+def lock_to_rows(game: Subgame) -> jax.Array:
+  """[D, A, H]: the game's lock (`Subgame.lock`) laid out by decision node, NaN where a hand is free
+  (0 on the padding actions)."""
+  shapes = state_shapes(game)
+  per_depth = [
+    _free(shape, game.dtype) if x is None else x for x, shape in zip(game.lock, shapes, strict=True)
+  ]
+  return _free_where_unset(state_to_rows(game, per_depth))
+
+
+def _free(shape, dtype) -> jax.Array:
+  return jnp.full(shape, jnp.nan, dtype)
+
+
+def _free_where_unset(rows: jax.Array) -> jax.Array:
+  """Laid-out lock rows [D, A, H] with NaN on every action of a hand that is free: NaN in the state,
+  or 0 on all its actions (a packed state's other player's hands, which it does not keep)."""
+  free = jnp.isnan(rows[:, :1]) | (jnp.nan_to_num(rows).sum(1, keepdims=True) <= 0)
+  return jnp.where(free, jnp.nan, rows)
 
 
 def average_root(state: SubgameState, game: Subgame) -> jax.Array:
@@ -661,7 +718,16 @@ def average_root(state: SubgameState, game: Subgame) -> jax.Array:
   split = len(upper.level_sizes) - 1
   rows = _part_rows(upper, game.spot, list(state.cumulative_policy[:split]), game.tree.num_actions)
   root = take(rows, game.blocks.decision_source[:1])  # the root's row in the layout: upper's first
-  return normalize(root, game.tree.legal[:1])[0]
+  root = normalize(root, game.tree.legal[:1])[0]
+  if game.lock is None:
+    return root
+  shapes = _part_shapes(upper, game.num_hands, game.spot.hand_split)
+  lock = [
+    _free(shape, game.dtype) if x is None else x for x, shape in zip(game.lock[:split], shapes, strict=True)
+  ]
+  rows = _part_rows(upper, game.spot, lock, game.tree.num_actions)
+  fixed = _free_where_unset(take(rows, game.blocks.decision_source[:1]))[0]
+  return jnp.where(jnp.isnan(fixed[:1]), root, fixed)
 
 
 def update(config: SolverConfig, state: SubgameState, game: Subgame) -> SubgameState:
@@ -686,10 +752,11 @@ def step(config: SolverConfig, state: SubgameState, game: Subgame, played) -> tu
   t, keep = _clock(config, state, spot)
   parts = tuple(_unpacked(tree, spot, x) for x in state[1:])
   played = None if played is None else _unpacked(tree, spot, played)
+  lock = None if game.lock is None else _unpacked(tree, spot, game.lock)
   folds_of = functools.partial(subgame_module.terminal_values, game)
   roots = [None, None]
   for players in config.groups:
-    edge = _edges_of(config, tree, parts[0], parts[2], played)
+    edge = _edges_of(config, tree, parts[0], parts[2], played, lock)
     reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
     first = players == config.groups[0]
     values = half(config, tree, edge, reach, players, first, folds_of, None, parts, t, keep)
@@ -708,6 +775,7 @@ def blocked_step(
   t, keep = _clock(config, state, spot)
   parts = tuple(list(x) for x in state[1:])
   played = None if played is None else list(played)
+  lock = None if game.lock is None else list(game.lock)
   roots = [None, None]
   for players in config.groups:
     first = players == config.groups[0]
@@ -715,19 +783,22 @@ def blocked_step(
     # players' reaches in the first.
     slots = 1 if players == (1,) else 2
     step_of = functools.partial(_part_half, config, spot, players, first, t, keep)
-    parts, values = step_of(blocks, spot.ranges[None, :slots], None, parts, played, _block_cards(blocks))
+    parts, values = step_of(
+      blocks, spot.ranges[None, :slots], None, parts, played, lock, _block_cards(blocks)
+    )
     for player, value in zip(players, values, strict=True):
       roots[player] = value[0]
   return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
 
 
 def _part_half(
-  config: SolverConfig, spot, players, first, t, keep, part, root_reach, mask, parts, played, cards
+  config: SolverConfig, spot, players, first, t, keep, part, root_reach, mask, parts, played, lock, cards
 ):
   """`half` on a part of a blocked tree: a river forest (one block), or a `Blocks` (its upper street,
   and between that street's passes its forest block by block). `root_reach` [n_0, slots, H] the
   reaches at its depth 0, `mask` [H] the hands that the cards dealt above leave (None: none), `parts`
-  (regrets, weights, rule states) per depth in its layout, `played` its played edges or None, `cards`
+  (regrets, weights, rule states) per depth in its layout, `played` its played edges or None, `lock`
+  its part of `Subgame.lock` or None, `cards`
   as `_block_cards` gives them (a river forest: its board). Returns (its new parts, the values at its
   depth 0 [players, n_0, H])."""
   half_of = functools.partial(_part_half, config, spot, players, first, t, keep)
@@ -735,7 +806,8 @@ def _part_half(
     stored = parts
     parts = tuple(_unpacked(part, spot, x) for x in parts)
     played = None if played is None else _unpacked(part, spot, played)
-    edge = _edges_of(config, part, parts[0], parts[2], played)
+    lock = None if lock is None else _unpacked(part, spot, lock)
+    edge = _edges_of(config, part, parts[0], parts[2], played, lock)
     reach = _top_down(part, edge, root_reach, None)
     folds_of = _block_terminals(part, spot, cards, mask)
     values = half(config, part, edge, reach, players, first, folds_of, None, parts, t, keep)
@@ -748,21 +820,24 @@ def _part_half(
   upper_played = forest_played = None
   if played is not None:
     upper_played, forest_played = _unpacked(upper, spot, played[:split]), tuple(played[split:])
-  edge = _edges_of(config, upper, upper_parts[0], upper_parts[2], upper_played)
+  upper_lock = forest_lock = None
+  if lock is not None:
+    upper_lock, forest_lock = _unpacked(upper, spot, lock[:split]), tuple(lock[split:])
+  edge = _edges_of(config, upper, upper_parts[0], upper_parts[2], upper_played, upper_lock)
   reach = _top_down(upper, edge, root_reach, None)  # its chance nodes are leaves
   chance_reach = subgame_module.kind_rows(upper, reach, CHANCE)  # [K, slots, H] in chance-row order
   block_cards, block_boards, inner = cards
 
   def one_block(args):
-    block_parts, block_played, board, inner, card = args
+    block_parts, block_played, block_lock, board, inner, card = args
     card_mask = _dealt_mask(spot, card)  # the hands that do not hold the block's card
     block_mask = card_mask if mask is None else mask * card_mask
     nested = inner if isinstance(forest, blocked.Blocks) else board
     root = take(chance_reach, part.root_chance) * card_mask
-    return half_of(forest, root, block_mask, block_parts, block_played, nested)
+    return half_of(forest, root, block_mask, block_parts, block_played, block_lock, nested)
 
   shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
-  inputs = (forest_played, block_boards, inner, block_cards)  # per block, beside its state parts
+  inputs = (forest_played, forest_lock, block_boards, inner, block_cards)  # per block, beside its state parts
   per_step = None if mask is None else _nested_step(forest, part.num_blocks // part.shards)
   dtype = spot.ranges.dtype
   forest_parts, summed = part_blocks(part, one_block, forest_parts, inputs, shape, dtype, per_step)
@@ -789,15 +864,25 @@ def _clock(config: SolverConfig, state: SubgameState, spot) -> tuple[jax.Array, 
   return t, jnp.power((t - 1).astype(dtype) / t.astype(dtype), jnp.asarray(config.power, dtype))
 
 
-def _edges_of(config: SolverConfig, tree: PublicTree, regrets, rule_states, played) -> list[jax.Array]:
+def _edges_of(
+  config: SolverConfig, tree: PublicTree, regrets, rule_states, played, lock=None
+) -> list[jax.Array]:
   """Per depth [n_d, H]: the strategy's probability of the action into each node (`played` or
-  regret matching)."""
+  regret matching), the locked probabilities where `lock` (per depth [e_d, H], NaN where free, or
+  None) has them."""
   if played is None:
     played = [
       _edge_strategy(tree, jnp.maximum(config.rule.matched_regret(regret, rule_state), 0), d + 1)
       for d, (regret, rule_state) in enumerate(zip(regrets, rule_states, strict=True))
     ]
+  if lock is not None:
+    played = [_lock_edges(e, fixed) for e, fixed in zip(played, lock, strict=True)]
   return [all_rows(tree, e, d) for d, e in enumerate(played, 1)]
+
+
+def _lock_edges(edges: jax.Array, fixed: jax.Array | None) -> jax.Array:
+  """Edge probabilities [e_d, H] with the locked ones of `fixed` (NaN where free; None: none)."""
+  return edges if fixed is None else jnp.where(jnp.isnan(fixed), edges, fixed)
 
 
 def half(

@@ -11,7 +11,8 @@
 Exploitability is reported as postflop solvers do: the mean of the two players' best-response
 gains, in chips per deal and in % of the starting pot. EVs are each player's expected share of the
 starting pot (they sum to the pot); equity is the share of the pot each would win if both checked
-down from here.
+down from here. A spot with locked strategies (`locking`) reports its locked game's exploitability:
+each best response keeps the locked strategies.
 """
 
 from __future__ import annotations
@@ -457,6 +458,10 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
     'devices': devices(result.game),
     'curve': result.curve,
   }
+  if result.game.lock is not None:
+    from jaxcfr.poker.subgame import locking  # noqa: PLC0415 (locking builds on this module's strategies)
+
+    payload['locked'] = locking.summary(result.game)
   if spec is not None:
     payload['spot'] = dataclasses.asdict(spec)
   return payload
@@ -466,7 +471,8 @@ def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> N
   """The full strategy as a compressed NumPy archive: `probabilities` [D, A, H] (float32, the
   tree's decision nodes without padding),
   `hands` [H, 2] card ids, `ranges` [2, H], and `metadata` (JSON: for each decision row its player,
-  line of actions and action labels; the board and pot). Written atomically; never over a file
+  line of actions and action labels, and the count of hands locked there where a lock has some; the
+  board and pot). Written atomically; never over a file
   jaxcfr did not write."""
   write_strategy(path, *strategy_arrays(result), force=force)
 
@@ -485,6 +491,8 @@ def strategy_arrays(result: SubgameResult) -> tuple[dict, dict]:
   info = game.tree.info
   rows = [r for r, i in enumerate(info.decisions) if i >= 0]  # without the padding rows
   width = max(len(info.nodes[info.decisions[r]].labels) for r in rows)
+  locked = subgame.locked_rows(game)  # [D, A, H] or None
+  locked = None if locked is None else (~np.isnan(np.asarray(locked[:, 0]))).sum(1)  # [D] hands
   metadata = {
     'format': STRATEGY_FORMAT,
     'board': [cards.card_text(int(c)) for c in np.asarray(game.spot.board)],
@@ -495,11 +503,12 @@ def strategy_arrays(result: SubgameResult) -> tuple[dict, dict]:
     'exploitability_pct': result.exploitability_pct,
     'nodes': [
       {
-        'player': ('oop', 'ip')[info.nodes[i].player],
-        'line': named_line(game, i),
-        'actions': list(info.nodes[i].labels),
+        'player': ('oop', 'ip')[info.nodes[info.decisions[r]].player],
+        'line': named_line(game, info.decisions[r]),
+        'actions': list(info.nodes[info.decisions[r]].labels),
+        **({} if locked is None or not locked[r] else {'locked': int(locked[r])}),
       }
-      for i in (info.decisions[r] for r in rows)
+      for r in rows
     ],
   }
   arrays = {
