@@ -9,6 +9,7 @@ Imports nothing heavy until it runs.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 
@@ -231,11 +232,18 @@ def run(args) -> int:
       return 0
     arrays = solving.state_arrays(args.algorithm)
     limit = int(args.max_memory * 2**30) or None
-    game = spec.build(jnp.dtype(args.dtype), limit, arrays, args.compact, compress=args.compress)
+    build = functools.partial(
+      spec.build, jnp.dtype(args.dtype), limit, arrays, args.compact, compress=args.compress
+    )
+    game = build()
     if args.lock:
       from jaxcfr.poker.subgame import locking  # noqa: PLC0415
 
-      game = locking.lock(game, locking.rows(game, args.lock))
+      try:
+        game = locking.lock(game, locking.rows(game, args.lock))
+      except locking.AsymmetricLock:  # the locks tell apart suits the spot merged: solve every card
+        game = build(isomorphism=False)
+        game = locking.lock(game, locking.rows(game, args.lock))
     if args.plot:  # a --node off the tree fails before the solve
       from jaxcfr.poker.subgame import grid  # noqa: PLC0415
 
@@ -435,6 +443,13 @@ def _print(result, log) -> None:
     f'IP {100 * result.equity[1]:.2f}%',
     file=log,
   )
+  merged = solving.merged_cards(result.game)
+  if merged:
+    print(
+      f'suit isomorphism: {merged["solved"]} of the {merged["cards"]} {merged["street"]} cards solved, the '
+      'others mapped onto them',
+      file=log,
+    )
   rows = solving.root_summary(result)
   if rows:
     actions = list(rows[0][2])

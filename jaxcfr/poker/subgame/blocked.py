@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr.poker.subgame import isomorphism
 from jaxcfr.poker.subgame.tree import CHANCE, DECISION, SHOWDOWN
 
 
@@ -54,6 +55,9 @@ class Blocks:
   # (its nested forest's then 1)
   padding: int = 0  # blocks at the end that deal no card (`block_card` -1; a flop tree's, to split
   # its turn cards evenly over `shards`): rows in the parts' layout, not in the whole tree
+  # At the top, where suit isomorphism merges the deal's cards (`isomorphism`): an `isomorphism.Merged`
+  # (the blocks are then the solved cards'); else None.
+  merged: object = None
 
   @property
   def num_blocks(self) -> int:
@@ -74,6 +78,7 @@ jax.tree_util.register_dataclass(
     'block_card',
     'block_board',
     'decision_source',
+    'merged',
   ],
   meta_fields=['upper_rows', 'forest_rows', 'shards', 'padding'],
 )
@@ -85,13 +90,17 @@ def _copy(node, parent: int, children: list, dealt=None):
   )
 
 
-def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Blocks | None:
+def build_blocks(
+  tree, tree_arrays, dtype=jnp.float32, devices: int = 1, symmetry=None, remaining=None
+) -> Blocks | None:
   """The blocks of a turn or flop tree built without padding (`subgame.build_tree(config)`), whose
   parts `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module
   sits below `subgame`); None for other trees (a river tree is one block already) and for trees in
   which no decision follows a deal. A turn tree's river cards are split over the most of `devices`
   that divides their count, a flop tree's turn cards over `devices`, padded to a multiple of them
-  (`Blocks.shards`, `Blocks.padding`)."""
+  (`Blocks.shards`, `Blocks.padding`). With a `symmetry` (`isomorphism.Symmetry` of the spot; the
+  deck's card ids by position `remaining`), one block per class of the first deal's cards
+  (`Blocks.merged`)."""
   info = tree.info
   config, nodes = info.config, info.nodes
   if config.street == 3 or any(d < 0 for d in info.decisions) or not info.river_keys:
@@ -101,18 +110,48 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Bloc
     return None
   blocks, layout, firsts = built
   nested = isinstance(blocks.forest, Blocks)
-  # A flop's turn cards over the devices: whole turn cards per device (one split for the iteration's
-  # pass, not one per turn card), the count padded to a multiple of the devices.
-  padding = -len(firsts) % devices if nested and devices > 1 else 0
-  # The whole tree's padding decision row reads the row after the layout's (padding blocks' included).
-  rows = len(layout) + padding * blocks.forest_rows
-  whole_row = {node: row for row, node in enumerate(info.decisions)}
-  source = np.full(len(info.decisions), rows, np.int32)
-  source[[whole_row[i] for i in layout]] = np.arange(len(layout))
   # The cards each block deals: [R, 1] on a turn tree, [T, R, 2] (turn, river) on a flop tree.
   dealt = np.array(_map_nested(lambda i: nodes[i].dealt, firsts), np.int32)
+  first_cards = dealt[:, 0, 0] if nested else dealt[:, 0]  # deck positions
+  first = np.arange(len(first_cards))  # each card's class: its first card (the one solved)
+  pull = np.zeros(len(first_cards), np.int32)
+  if symmetry is not None:
+    first, pull = symmetry.classes(np.asarray(remaining)[first_cards])
+  kept = [int(j) for j in np.flatnonzero(first == np.arange(len(first_cards)))]
+  slot = np.zeros(len(first_cards), np.int64)
+  slot[kept] = np.arange(len(kept))
+  # A flop's turn cards over the devices: whole turn cards per device (one split for the iteration's
+  # pass, not one per turn card), the count padded to a multiple of the devices.
+  padding = -len(kept) % devices if nested and devices > 1 else 0
+  # The whole tree's padding decision row reads the row after the layout's (padding blocks' included).
+  upper_rows, forest_rows = blocks.upper_rows, blocks.forest_rows
+  rows = upper_rows + (len(kept) + padding) * forest_rows
+  whole_row = {node: row for row, node in enumerate(info.decisions)}
+  at = np.arange(len(layout))  # each layout row's row once the merged cards' blocks are gone
+  block = np.maximum(at - upper_rows, 0) // forest_rows
+  below = at >= upper_rows
+  within = (at - upper_rows) % forest_rows  # the row's position in its block
+  if nested and symmetry is not None:  # a merged turn card's river cards map to their images' blocks
+    within = _nested_within(blocks.forest, within, block, first, pull, dealt, symmetry, remaining)
+  at = np.where(below, upper_rows + slot[first[block]] * forest_rows + within, at)
+  source = np.full(len(info.decisions), rows, np.int32)
+  whole = np.array([whole_row[i] for i in layout], np.int64)
+  source[whole] = at
   board_row = {key: r for r, key in enumerate(info.river_keys)}
   boards = np.apply_along_axis(lambda key: board_row[tuple(sorted(key.tolist()))], -1, dealt).astype(np.int32)
+  merged = None
+  if len(kept) < len(first_cards):
+    decision_pull = np.zeros(len(info.decisions), np.int32)
+    decision_pull[whole] = np.where(below, pull[block], 0)
+    table, weight = isomorphism.mates(symmetry, first, pull, kept, padding)
+    merged = isomorphism.Merged(
+      jnp.asarray(symmetry.pulls),
+      jnp.asarray(decision_pull),
+      jnp.asarray(table),
+      jnp.asarray(weight, dtype),
+      cards=len(first_cards),
+    )
+  dealt, boards = dealt[kept], boards[kept]
   source = jnp.asarray(source)
   if nested:
     # A padding block repeats the first turn card's rivers (tables in bounds) and deals card -1.
@@ -133,6 +172,7 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Bloc
       decision_source=source,
       shards=devices if devices > 1 else 1,
       padding=padding,
+      merged=merged,
     )
   return dataclasses.replace(
     blocks,
@@ -140,7 +180,27 @@ def build_blocks(tree, tree_arrays, dtype=jnp.float32, devices: int = 1) -> Bloc
     block_board=jnp.asarray(boards),
     decision_source=source,
     shards=shards_of(len(dealt), devices),
+    merged=merged,
   )
+
+
+def _nested_within(forest: Blocks, within, block, first, pull, dealt, symmetry, remaining) -> np.ndarray:
+  """The positions `within` (rows' positions in their turn card's block `block`) in the solved turn
+  card's block: under a merged turn card sigma(c), river card r's rows stand for the rows of
+  sigma^-1(r) under c (`isomorphism`); the turn street's rows keep their positions."""
+  cards = np.asarray(remaining)
+  position = {int(card): q for q, card in enumerate(cards)}
+  rivers = dealt[..., 1]  # [T, R] deck positions
+  image = np.tile(np.arange(rivers.shape[1]), (len(rivers), 1))  # [T, R]: the solved card's river block
+  for j in np.flatnonzero(first != np.arange(len(first))):
+    inverse = np.argsort(symmetry.permutations[pull[j]])
+    where = {int(q): i for i, q in enumerate(rivers[first[j]])}
+    moved = [position[4 * (int(c) // 4) + int(inverse[int(c) % 4])] for c in cards[rivers[j]]]
+    image[j] = [where[q] for q in moved]
+  inner = np.maximum(within - forest.upper_rows, 0)
+  river_rows = within >= forest.upper_rows
+  mapped = forest.upper_rows + image[block, inner // forest.forest_rows] * forest.forest_rows
+  return np.where(river_rows, mapped + inner % forest.forest_rows, within)
 
 
 def shards_of(blocks: int, devices: int) -> int:

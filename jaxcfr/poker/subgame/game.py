@@ -30,6 +30,7 @@ import numpy as np
 from jaxcfr.poker.rules import cards as cards_module
 from jaxcfr.poker.rules import ranges as ranges_module
 from jaxcfr.poker.subgame import blocked, showdown
+from jaxcfr.poker.subgame import isomorphism as isomorphism_module
 from jaxcfr.poker.subgame.tree import (
   BOARD_SIZE,
   CHANCE,
@@ -603,6 +604,7 @@ def build_subgame(
   per_player: bool = False,
   devices: int | None = None,
   hands_multiple: int = 0,
+  isomorphism: bool = True,
 ) -> Subgame:
   """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it;
   `showdown_by` and `range_hands` as in `make_spot`; `nodes`: `tree.build(config)`'s, if at hand;
@@ -616,17 +618,26 @@ def build_subgame(
   (so flop trees come in blocks by default on every backend). A turn tree's river cards are split
   over `devices` (default: all local devices; on a CPU, `--xla_force_host_platform_device_count`
   host devices run on as many cores), or the most of them that divides the cards' count; a flop
-  tree's turn cards over `devices`, padded to a multiple of them (`blocked.Blocks.padding`)."""
+  tree's turn cards over `devices`, padded to a multiple of them (`blocked.Blocks.padding`). With
+  `isomorphism`, where the board and both ranges leave suits interchangeable, the blocks of the first
+  deal are one per class of its cards (`isomorphism`: the same results, fewer blocks to run)."""
   nodes = build(config) if nodes is None else nodes
   arrays = functools.partial(tree_arrays, by_actor=range_hands and per_player)
   tree = arrays(config, nodes, dtype, shape)
   if blocks is None:
     blocks = jax.default_backend() == 'cpu' or config.street == 1
   devices = jax.local_device_count() if devices is None else devices
-  parts = blocked.build_blocks(tree, arrays, dtype, devices) if blocks and shape is None else None
   if per_player and hands_multiple:
     raise ValueError('per_player keeps each player its own hands: it takes no hands_multiple')
   spot = make_spot(tree, board, ranges, deck, dtype, showdown_by, range_hands, hands_multiple)
+  parts = None
+  if blocks and shape is None:
+    symmetry = None
+    if isomorphism:
+      symmetry = isomorphism_module.symmetry(
+        board, np.asarray(spot.hands), np.asarray(spot.ranges), deck.num_suits
+      )
+    parts = blocked.build_blocks(tree, arrays, dtype, devices, symmetry, np.asarray(spot.remaining))
   tree.info.nodes = NodeTable(nodes)  # the labels stay, the Python objects go
   return Subgame(tree, spot, parts)
 

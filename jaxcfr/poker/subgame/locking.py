@@ -35,8 +35,9 @@ import numpy as np
 
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
+from jaxcfr.poker.subgame import game as subgame_module
 from jaxcfr.poker.subgame import grid, solving
-from jaxcfr.poker.subgame.game import Subgame, locked_rows
+from jaxcfr.poker.subgame.game import Subgame
 from jaxcfr.poker.subgame.solver import rows_to_state
 
 # A locked hand's probabilities may sum to 1 within this.
@@ -67,7 +68,21 @@ def lock(game: Subgame, locked_rows: np.ndarray) -> Subgame:
     return game
   edges = rows_to_state(game, jnp.asarray(locked_rows, game.dtype))
   per_depth = tuple(None if bool(jnp.isnan(x).all()) else x for x in edges)
-  return dataclasses.replace(game, lock=per_depth)
+  locked = dataclasses.replace(game, lock=per_depth)
+  if game.blocks is not None and game.blocks.merged is not None:
+    # Merged cards (suit isomorphism) keep one block per class: the locks must be the same on each.
+    kept = np.asarray(subgame_module.locked_rows(locked), np.float64)
+    same = np.isnan(kept) == np.isnan(locked_rows)
+    if not (same.all() and np.allclose(np.nan_to_num(kept), np.nan_to_num(locked_rows), atol=TOLERANCE)):
+      raise AsymmetricLock(
+        'the locks differ between cards that suit isomorphism merged; build the spot with '
+        'isomorphism=False to lock them apart'
+      )
+  return locked
+
+
+class AsymmetricLock(ValueError):
+  """Locks that tell apart the cards suit isomorphism merged (`lock`)."""
 
 
 def rows(game: Subgame, specs, player: int | None = None) -> np.ndarray:
@@ -259,7 +274,7 @@ def _hand(game: Subgame, which: np.ndarray) -> str:
 
 def summary(game: Subgame) -> dict:
   """{'nodes': decisions with a locked hand, 'locked': [{'node': path, 'player', 'hands': count}]}."""
-  laid_out = locked_rows(game)
+  laid_out = subgame_module.locked_rows(game)
   if laid_out is None:
     return {'nodes': 0, 'locked': []}
   fixed = ~np.isnan(np.asarray(laid_out[:, 0]))  # [D, H]

@@ -386,7 +386,13 @@ def state_to_rows(game: Subgame, edges) -> jax.Array:
   if game.blocks is None:
     return decision_rows(game.tree, _unpacked(game.tree, game.spot, edges))
   rows = _part_rows(game.blocks, game.spot, list(edges), game.tree.num_actions)
-  return take_padded(rows, game.blocks.decision_source)
+  rows = take_padded(rows, game.blocks.decision_source)
+  merged = game.blocks.merged
+  if merged is None:
+    return rows
+  # A merged card's rows are its solved card's with the hands relabelled (`isomorphism`).
+  pull = take(merged.pulls, merged.decision_pull)[:, None, :]  # [D, 1, H]
+  return jnp.take_along_axis(rows, pull, axis=2)
 
 
 def _part_rows(part, spot, edges: list, width: int) -> jax.Array:
@@ -407,7 +413,10 @@ def rows_to_state(game: Subgame, policy: jax.Array) -> list[jax.Array]:
     return _packed(game.tree, game.spot, edge_rows(game.tree, policy_edges(game.tree, policy)))
   blocks = game.blocks
   real = blocks.num_rows - blocks.padding * blocks.forest_rows
-  layout = jnp.argsort(blocks.decision_source)[:real]  # the whole tree's row of each layout row
+  source = blocks.decision_source
+  if blocks.merged is not None:  # the rows of the solved cards (a merged card's rows map to theirs)
+    source = jnp.where(blocks.merged.decision_pull == 0, source, blocks.num_rows + 1)
+  layout = jnp.argsort(source)[:real]  # the whole tree's row of each layout row
   rows = take(policy, layout)
   rows = jnp.pad(rows, ((0, blocks.num_rows - real),) + ((0, 0),) * (rows.ndim - 1))  # padding blocks
   return _part_state(blocks, game.spot, rows)
@@ -597,16 +606,17 @@ def _evaluate_part(part, spot, weights: list, lock, root_reach, mask, cards) -> 
   block_cards, block_boards, inner = cards
 
   def one_block(args):
-    (), block_weights, block_lock, board, inner, card = args
+    (), block_weights, block_lock, board, inner, mates, card = args
     card_mask = _dealt_mask(spot, card)
     block_mask = card_mask if mask is None else mask * card_mask
     nested = inner if isinstance(forest, blocked.Blocks) else board
     root = take(chance_reach, part.root_chance) * card_mask
     block_lock = None if block_lock is None else list(block_lock)
-    return (), _evaluate_part(forest, spot, list(block_weights), block_lock, root, block_mask, nested)
+    values = _evaluate_part(forest, spot, list(block_weights), block_lock, root, block_mask, nested)
+    return (), _with_mates(values, mates)
 
   shape = (2, chance_reach.shape[0], 2, spot.hands.shape[0])  # [players, n_0, 2, H]
-  inputs = (tuple(weights[split:]), forest_lock, block_boards, inner, block_cards)
+  inputs = (tuple(weights[split:]), forest_lock, block_boards, inner, _mates(part), block_cards)
   per_step = None if mask is None else _nested_step(forest, part.num_blocks // part.shards)
   _, summed = part_blocks(part, one_block, (), inputs, shape, spot.ranges.dtype, per_step)
   terminals = _upper_terminals(upper, spot, mask)
@@ -786,9 +796,29 @@ def blocked_step(
     parts, values = step_of(
       blocks, spot.ranges[None, :slots], None, parts, played, lock, _block_cards(blocks)
     )
+    if blocks.merged is not None:
+      parts = _symmetric_upper(blocks, spot, parts)
     for player, value in zip(players, values, strict=True):
       roots[player] = value[0]
   return SubgameState(t, *(tuple(x) for x in parts)), jnp.stack(roots)
+
+
+def _symmetric_upper(blocks, spot, parts) -> tuple:
+  """The state `parts` (regrets, weights, rule states) with the upper street's averaged over the
+  spot's suit permutations (`isomorphism`): the merged cards' blocks stand in for the solved ones' on
+  the assumption that the strategies above the deal treat mirrored hands alike, which exact
+  arithmetic keeps and rounding, through regret matching at zero regrets, would not."""
+  upper, pulls = blocks.upper, blocks.merged.pulls
+  split = len(upper.level_sizes) - 1
+
+  def mean(x):
+    return sum(jnp.take(x, pulls[p], axis=-1) for p in range(pulls.shape[0])) / pulls.shape[0]
+
+  out = []
+  for per_depth in parts:
+    floats = [jax.tree.map(mean, x) for x in _unpacked(upper, spot, per_depth[:split])]
+    out.append(list(_stored(upper, spot, floats, per_depth[:split])) + list(per_depth[split:]))
+  return tuple(out)
 
 
 def _part_half(
@@ -829,15 +859,16 @@ def _part_half(
   block_cards, block_boards, inner = cards
 
   def one_block(args):
-    block_parts, block_played, block_lock, board, inner, card = args
+    block_parts, block_played, block_lock, board, inner, mates, card = args
     card_mask = _dealt_mask(spot, card)  # the hands that do not hold the block's card
     block_mask = card_mask if mask is None else mask * card_mask
     nested = inner if isinstance(forest, blocked.Blocks) else board
     root = take(chance_reach, part.root_chance) * card_mask
-    return half_of(forest, root, block_mask, block_parts, block_played, block_lock, nested)
+    new, values = half_of(forest, root, block_mask, block_parts, block_played, block_lock, nested)
+    return new, _with_mates(values, mates)
 
   shape = (len(players), chance_reach.shape[0], spot.hands.shape[0])  # [players, n_0, H]
-  inputs = (forest_played, forest_lock, block_boards, inner, block_cards)  # per block, beside its state parts
+  inputs = (forest_played, forest_lock, block_boards, inner, _mates(part), block_cards)  # per block
   per_step = None if mask is None else _nested_step(forest, part.num_blocks // part.shards)
   dtype = spot.ranges.dtype
   forest_parts, summed = part_blocks(part, one_block, forest_parts, inputs, shape, dtype, per_step)
@@ -849,6 +880,25 @@ def _part_half(
     for u, f, old in zip(upper_parts, forest_parts, parts, strict=True)
   )
   return parts, jnp.stack(values)
+
+
+def _mates(part) -> tuple | None:
+  """Per block of `part` (its blocks' axis first) the pulls and weights of the cards that suit
+  isomorphism merged into it (`isomorphism.Merged`), or None where none were."""
+  merged = part.merged
+  return None if merged is None else (merged.block_mates, merged.mate_weight)
+
+
+def _with_mates(values: jax.Array, mates) -> jax.Array:
+  """A block's root values [..., H] plus those of the cards merged into it (`_mates`: pulls [M, H],
+  weights [M]): each the block's values with the hands relabelled by its suit permutation."""
+  if mates is None:
+    return values
+  pulls, weights = mates
+  total = values
+  for m in range(pulls.shape[0]):
+    total = total + weights[m] * jnp.take(values, pulls[m], axis=-1)
+  return total
 
 
 def _chance_values(blocks, players, summed, player) -> jax.Array:

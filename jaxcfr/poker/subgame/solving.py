@@ -81,6 +81,7 @@ class SpotSpec:
     compact: bool = False,
     hands_multiple: int = 0,
     compress: bool = False,
+    isomorphism: bool = True,
   ) -> subgame.Subgame:
     """The subgame over the hands of the two ranges (`make_spot`'s `range_hands`); `PokerInputError`
     with one line for bad input, or for a tree whose solve would need more than `max_bytes` of
@@ -89,7 +90,9 @@ class SpotSpec:
     `max_bytes` only so, the solver keeps each player's edges over that player's hands alone
     (`build_subgame`'s `per_player`: less memory, slower iterations); else `hands_multiple` pads
     the hands as `make_spot` does, so that spots of one tree on other boards share programs.
-    `compress`: the estimate counts the regrets and averages in 16 bits (`solve(compress=True)`)."""
+    `compress`: the estimate counts the regrets and averages in 16 bits (`solve(compress=True)`).
+    `isomorphism`: merge the first deal's cards that differ by interchangeable suits where the board
+    and the ranges allow it (`subgame.isomorphism`; the estimate does not count the saving)."""
     deck = self.deck()
     board = cards.parse_board(self.board, deck)
     config = self.config()
@@ -123,7 +126,7 @@ class SpotSpec:
         )
     game = subgame.build_subgame(
       config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact,
-      hands_multiple=0 if compact else hands_multiple,
+      hands_multiple=0 if compact else hands_multiple, isomorphism=isomorphism,
     )  # fmt: skip
     if float(subgame.normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')
@@ -438,6 +441,16 @@ def devices(game: subgame.Subgame) -> int:
   return shards
 
 
+def merged_cards(game: subgame.Subgame) -> dict | None:
+  """{'street': the deal whose cards suit isomorphism merged, 'cards': its cards, 'solved': the blocks
+  solved (one per class)}, or None where nothing was merged."""
+  merged = None if game.blocks is None else game.blocks.merged
+  if merged is None:
+    return None
+  street = ('turn', 'river')[game.tree.info.config.street - 1]
+  return {'street': street, 'cards': merged.cards, 'solved': game.blocks.num_blocks - game.blocks.padding}
+
+
 def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
   """The result as JSON holds it."""
   payload = {
@@ -458,6 +471,9 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
     'devices': devices(result.game),
     'curve': result.curve,
   }
+  merged = merged_cards(result.game)
+  if merged is not None:
+    payload['isomorphism'] = merged
   if result.game.lock is not None:
     from jaxcfr.poker.subgame import locking  # noqa: PLC0415 (locking builds on this module's strategies)
 

@@ -145,7 +145,8 @@ def test_a_wrong_lock_fails_the_oracle(river):
   assert abs(result.ev[1] - (best_response_by_loop(game, rows) + RIVER.pot / 2)) > 0.0005 * RIVER.pot
 
 
-@pytest.mark.parametrize('layout', ['blocks', 'compact'])
+# The packed layout (`compact`) runs the same lock code through `_unpacked`: behind -m slow.
+@pytest.mark.parametrize('layout', ['blocks', pytest.param('compact', marks=pytest.mark.slow)])
 def test_a_blocked_turn_solve_keeps_the_locks_and_agrees_with_the_whole_trees(layout):
   board = cards.parse_board(TURN.board)
   weights = [ranges.parse_range(text) for text in TURN.ranges]
