@@ -19,7 +19,10 @@ The spots (trees identical in both: postflop-solver's thresholds as ours, `--add
 - `flop-compact`: `flop` with `--compact` (ours only differs: each player's state over its range);
 - `flop-compress`, `flop-allin-compress`: `flop` and `flop-allin` with `--compress` (ours keeps its
   regrets and averages in 16 bits; the peer stays in f32), and `flop-compact-compress` with both;
-  `flop-compress-both`: `flop-compress` against the peer's own 16-bit compression.
+  `flop-compress-both`: `flop-compress` against the peer's own 16-bit compression;
+- `twotone` (Td9d6h), `monotone` (Td7d2d), `paired` (Qs8hQc): the README ranges and sizes on boards
+  with interchangeable suits, with `--compress`; `-noiso` (e.g. `twotone-noiso`): ours with
+  `--no-isomorphism`.
 
     python experiments/bench_threads.py [--rounds 3] [--threads 1,2] [--spots turn,flop-allin,flop]
       [--peer experiments/postflop_solver_peer/target/release/spot] [--out results.jsonl]
@@ -55,6 +58,12 @@ SPOTS = {
 for _name in ('flop', 'flop-allin', 'flop-compact'):
   SPOTS[f'{_name}-compress'] = {**SPOTS[_name], 'compress': True}
 SPOTS['flop-compress-both'] = {**SPOTS['flop-compress'], 'peer_compress': True}
+# Boards with interchangeable suits (postflop-solver merges their turn and river cards; ours its turn
+# cards, `subgame.isomorphism`), 16-bit state (below the peer's float32 memory); `-noiso` solves every
+# card apart (ours only).
+for _name, _board in (('twotone', 'Td9d6h'), ('monotone', 'Td7d2d'), ('paired', 'Qs8hQc')):
+  SPOTS[_name] = {'board': _board, 'ranges': (OOP, IP), 'bets': '60%,e,a', 'raises': '2.5x', 'compress': True}
+  SPOTS[f'{_name}-noiso'] = {**SPOTS[_name], 'no_isomorphism': True}
 
 
 def timed(command: list[str], threads: int, env: dict) -> tuple[str, int]:
@@ -97,6 +106,7 @@ def ours(spot: dict, threads: int) -> dict:
     (['--donk', spot['donk']] if 'donk' in spot else [])
     + (['--compact'] if spot.get('compact') else [])
     + (['--compress'] if spot.get('compress') else [])
+    + (['--no-isomorphism'] if spot.get('no_isomorphism') else [])
   )
   out, rss = timed(command, threads, dict(os.environ))
   report = json.loads(out)

@@ -117,6 +117,11 @@ def add_parser(commands) -> None:
     'as many iterations to a target; iterations as fast on a flop, slower on smaller trees',
   )  # fmt: skip
   run.add_argument(
+    '--no-isomorphism', action='store_true',
+    help='solve every turn or river card apart, also where suits are interchangeable (the same results, '
+    'more time)',
+  )  # fmt: skip
+  run.add_argument(
     '--lock', action='append', metavar='NODE=SPEC',
     help="fix the acting player's strategy at a decision (repeatable): NODE a path as --node writes it "
     "('root'; '*' for any dealt card), SPEC a mix 'c:0.7,f:0.3', actions' ranges 'r360:QQ+,AK;c:rest' "
@@ -235,7 +240,7 @@ def run(args) -> int:
     build = functools.partial(
       spec.build, jnp.dtype(args.dtype), limit, arrays, args.compact, compress=args.compress
     )
-    game = build()
+    game = build(isomorphism=not args.no_isomorphism)
     if args.lock:
       from jaxcfr.poker.subgame import locking  # noqa: PLC0415
 

@@ -113,12 +113,12 @@ def one_iteration_apart(plain: subgame.Subgame, merged: subgame.Subgame) -> dict
   )
 
 
-# The default suite keeps a short-deck turn, two-tone flop and monotone flop (the paired flop and the
-# full deck's flops run the same code on more cards).
+# The default suite keeps a short-deck turn and monotone flop (six suit permutations, the turn cards'
+# river blocks remapped); the two-tone and paired flops and the full deck's run the same code.
 CASES = [
   ('7d6d2h5h', 7, '50%,a', 24, 17),  # turn, short deck (2..8): two absent suits
-  ('7d6d2h', 7, 'a', 25, 18),  # flop, short deck, two-tone
   ('7d5d2d', 7, 'a', 25, 11),  # flop, short deck, monotone
+  pytest.param('7d6d2h', 7, 'a', 25, 18, marks=pytest.mark.slow),  # flop, short deck, two-tone
   pytest.param('7c7d2h', 7, 'a', 25, 19, marks=pytest.mark.slow),  # flop, paired: the pair's suits swap
   pytest.param('Td9d6hQh', 13, '50%,a', 48, 35, marks=pytest.mark.slow),  # turn, full deck
   pytest.param('Td9d6h', 13, 'a', 49, 36, marks=pytest.mark.slow),  # flop, full deck, two-tone
@@ -151,11 +151,11 @@ def test_a_wrong_suit_map_fails(monkeypatch):
 
 
 def test_a_merged_solve_is_the_plain_solves():
-  """Solved to 0.2% of the pot, the merged solve's average laid out is evaluated on the plain tree to
+  """Solved to 0.5% of the pot, the merged solve's average laid out is evaluated on the plain tree to
   the same numbers its own check gives, and the EVs agree with the plain solve's."""
   plain = spot('7d6d2h', 7, 'a', seed=3, isomorphism_on=False)
   merged = spot('7d6d2h', 7, 'a', seed=3)
-  results = [solving.solve(game, target_pct=0.2, dtype=jnp.float64) for game in (plain, merged)]
+  results = [solving.solve(game, target_pct=0.5, dtype=jnp.float64) for game in (plain, merged)]
   nash_conv, values = plain.evaluate_profile(jnp.asarray(results[1].policy))
   assert float(nash_conv) / 2 == pytest.approx(results[1].exploitability, abs=1e-8)
   np.testing.assert_allclose(np.asarray(values) + 50, results[1].ev, atol=1e-8)

@@ -121,7 +121,7 @@ def test_locked_at_every_oop_decision_ip_earns_its_best_response(river):
   game, _ = river
   rows = made_up(game, 0)
   locked_game = locking.lock(game, rows)
-  result = solving.solve(locked_game, target_pct=0.005, eval_every=20)
+  result = solving.solve(locked_game, target_pct=0.02, eval_every=20)
   pot = RIVER.pot
   expected = best_response_by_loop(game, rows) + pot / 2  # IP's share of the pot
   assert abs(result.ev[1] - expected) <= 0.0005 * pot, (result.ev[1], expected)
@@ -141,7 +141,7 @@ def test_a_wrong_lock_fails_the_oracle(river):
   """The oracle can fail: a solve locked to another strategy than the loop's is far from its value."""
   game, _ = river
   rows = made_up(game, 0)
-  result = solving.solve(locking.lock(game, made_up(game, 0, shift=3)), target_pct=0.005, eval_every=20)
+  result = solving.solve(locking.lock(game, made_up(game, 0, shift=3)), iterations=100, eval_every=50)
   assert abs(result.ev[1] - (best_response_by_loop(game, rows) + RIVER.pot / 2)) > 0.0005 * RIVER.pot
 
 
