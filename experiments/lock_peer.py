@@ -55,7 +55,7 @@ def made_up(game) -> np.ndarray:
 
 def lock_file(game, rows: np.ndarray) -> dict:
   """The peer's lock file of `rows` (`lock.rs`'s format)."""
-  info, lines = game.tree.info, locking.decision_lines(game)
+  info, lines = game.tree.info, solving.decision_lines(game)
   hands = np.asarray(game.spot.hands)
   nodes = []
   for row, line in lines.items():

@@ -168,16 +168,28 @@ jax.tree_util.register_dataclass(
 
 
 @dataclasses.dataclass(frozen=True)
+class Lock:
+  """Strategies fixed at some decisions for some hands (`locking.lock`), in the two layouts that read
+  them: the solver's edges and the locked decision rows."""
+
+  edges: tuple  # per depth of the solver's state layout (`solver.state_shapes`) the locked probability
+  # of the action into each edge for each hand, NaN where the hand is free there; None for a depth
+  # without a lock
+  index: jax.Array  # [K] int32: the decision rows with a locked hand
+  rows: jax.Array  # [K, A, H]: their locked probabilities, NaN where a hand is free (0 on padding actions)
+
+
+jax.tree_util.register_dataclass(Lock, data_fields=['edges', 'index', 'rows'], meta_fields=[])
+
+
+@dataclasses.dataclass(frozen=True)
 class Subgame:
   """A public tree and a spot: the game the solvers take."""
 
   tree: PublicTree
   spot: Spot
   blocks: object = None  # blocked.Blocks of a turn tree (its river part solved card by card), or None
-  # Node locking (`locking.lock`): per depth of the solver's state layout (`solver.state_shapes`) the
-  # locked probability of the action into each edge for each hand, NaN where the hand is free there,
-  # None for a depth without a lock; or None: nothing locked.
-  lock: tuple | None = None
+  lock: Lock | None = None  # node locking (`locking.lock`), or None: nothing locked
 
   num_players = 2
 
@@ -790,9 +802,8 @@ def locked_rows(game: Subgame) -> jax.Array | None:
   is free (and on the padding actions of a locked hand, 0); None where nothing is locked."""
   if game.lock is None:
     return None
-  from jaxcfr.poker.subgame import solver  # noqa: PLC0415 (the solver builds on this module)
-
-  return solver.lock_to_rows(game)
+  shape = (game.tree.num_decisions, game.tree.num_actions, game.num_hands)
+  return jnp.full(shape, jnp.nan, game.dtype).at[game.lock.index].set(game.lock.rows)
 
 
 def own_reach(tree: PublicTree, reach: list[jax.Array], player: int) -> jax.Array:

@@ -38,7 +38,7 @@ from jaxcfr.poker.rules.cards import PokerInputError
 from jaxcfr.poker.subgame import game as subgame_module
 from jaxcfr.poker.subgame import grid, solving
 from jaxcfr.poker.subgame.game import Subgame
-from jaxcfr.poker.subgame.solver import rows_to_state
+from jaxcfr.poker.subgame.solver import lock_to_rows, rows_to_state
 
 # A locked hand's probabilities may sum to 1 within this.
 TOLERANCE = 1e-6
@@ -68,10 +68,12 @@ def lock(game: Subgame, locked_rows: np.ndarray) -> Subgame:
     return game
   edges = rows_to_state(game, jnp.asarray(locked_rows, game.dtype))
   per_depth = tuple(None if bool(jnp.isnan(x).all()) else x for x in edges)
-  locked = dataclasses.replace(game, lock=per_depth)
+  index = np.flatnonzero(fixed.any(1))
+  rows = jnp.asarray(locked_rows[index], game.dtype)
+  locked = dataclasses.replace(game, lock=subgame_module.Lock(per_depth, jnp.asarray(index, jnp.int32), rows))
   if game.blocks is not None and game.blocks.merged is not None:
     # Merged cards (suit isomorphism) keep one block per class: the locks must be the same on each.
-    kept = np.asarray(subgame_module.locked_rows(locked), np.float64)
+    kept = np.asarray(lock_to_rows(locked), np.float64)
     same = np.isnan(kept) == np.isnan(locked_rows)
     if not (same.all() and np.allclose(np.nan_to_num(kept), np.nan_to_num(locked_rows), atol=TOLERANCE)):
       raise AsymmetricLock(
@@ -91,7 +93,7 @@ def rows(game: Subgame, specs, player: int | None = None) -> np.ndarray:
   `player`: every lock must be that player's decisions (None: either)."""
   tree, info = game.tree, game.tree.info
   out = np.full((tree.num_decisions, tree.num_actions, game.num_hands), np.nan)
-  lines = decision_lines(game)
+  lines = solving.decision_lines(game)
   for text in specs:
     node, sep, spec = str(text).partition('=')
     if not sep or not node.strip() or not spec.strip():
@@ -111,25 +113,11 @@ def rows(game: Subgame, specs, player: int | None = None) -> np.ndarray:
       fixed = ~np.isnan(strategy[0])
       if (fixed & ~np.isnan(out[row, 0])).any():
         raise PokerInputError(
-          f'--lock {text!r}: some of its hands are already locked at {_where(lines[row])}'
+          f'--lock {text!r}: some of its hands are already locked at {solving.node_path(lines[row])}'
         )
       out[row, : len(labels), fixed] = strategy[:, fixed].T
       out[row, len(labels) :, fixed] = 0.0
   return out
-
-
-def decision_lines(game: Subgame) -> dict[int, tuple[str, ...]]:
-  """{decision row: its path of tokens ('b120', 'c', 'Qh', ...)} of the tree's decisions."""
-  info = game.tree.info
-  return {
-    row: tuple(grid.token(label) for label in solving.named_line(game, node))
-    for row, node in enumerate(info.decisions)
-    if node >= 0
-  }
-
-
-def _where(line: tuple[str, ...]) -> str:
-  return ','.join(line) or ROOT
 
 
 def _matching_rows(game: Subgame, lines: dict, node: str, text: str) -> list[int]:
@@ -231,14 +219,14 @@ def _saved(game: Subgame, row: int, tokens: list[str], path: str, text: str) -> 
     metadata, arrays = solving.load_strategy(path)
   except ValueError as error:
     raise PokerInputError(f'--lock {text!r}: {error}') from None
-  line = decision_lines(game)[row]
+  line = solving.decision_lines(game)[row]
   saved = {tuple(grid.token(label) for label in node['line']): r for r, node in enumerate(metadata['nodes'])}
   if line not in saved:
-    raise PokerInputError(f'--lock {text!r}: {path!r} has no decision at {_where(line)}')
+    raise PokerInputError(f'--lock {text!r}: {path!r} has no decision at {solving.node_path(line)}')
   node = metadata['nodes'][saved[line]]
   if [grid.token(label) for label in node['actions']] != tokens:
     raise PokerInputError(
-      f"--lock {text!r}: {path!r}'s actions at {_where(line)} are "
+      f"--lock {text!r}: {path!r}'s actions at {solving.node_path(line)} are "
       f"{', '.join(map(grid.token, node['actions']))}, the spot's {', '.join(tokens)}"
     )
   index = {tuple(sorted(map(int, pair))): h for h, pair in enumerate(arrays['hands'])}
@@ -272,20 +260,5 @@ def _hand(game: Subgame, which: np.ndarray) -> str:
   return cards.hand_text(np.asarray(game.spot.hands)[np.flatnonzero(which)[0]])
 
 
-def summary(game: Subgame) -> dict:
-  """{'nodes': decisions with a locked hand, 'locked': [{'node': path, 'player', 'hands': count}]}."""
-  laid_out = subgame_module.locked_rows(game)
-  if laid_out is None:
-    return {'nodes': 0, 'locked': []}
-  fixed = ~np.isnan(np.asarray(laid_out[:, 0]))  # [D, H]
-  lines = decision_lines(game)
-  locked = [
-    {
-      'node': _where(lines[row]),
-      'player': ('oop', 'ip')[int(game.tree.decision_player[row])],
-      'hands': int(n),
-    }
-    for row, n in enumerate(fixed.sum(1))
-    if n and row in lines
-  ]
-  return {'nodes': len(locked), 'locked': locked}
+# The locked decisions of a game as reports name them (`solving.report`'s `locked`).
+summary = solving.locked_summary

@@ -563,7 +563,7 @@ def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
   players = jnp.arange(2)  # the two players' passes as one, vmapped: one traced body to compile
   if game.blocks is None:
     tree = game.tree
-    lock = None if game.lock is None else _unpacked(tree, spot, game.lock)
+    lock = None if game.lock is None else _unpacked(tree, spot, game.lock.edges)
     edge = _average_edges(tree, _unpacked(tree, spot, weights), lock)
     reach = _top_down(tree, edge, spot.ranges[None], spot.card_mask)
 
@@ -573,7 +573,7 @@ def evaluate_average(weights, game: Subgame) -> tuple[jax.Array, jax.Array]:
 
     roots = jax.vmap(root)(players)
   else:
-    lock = None if game.lock is None else list(game.lock)
+    lock = None if game.lock is None else list(game.lock.edges)
     root = _evaluate_part(
       game.blocks, spot, list(weights), lock, spot.ranges[None], None, _block_cards(game.blocks)
     )
@@ -695,8 +695,11 @@ def average_policy(state: SubgameState, game: Subgame) -> jax.Array:
 def locked(game: Subgame, policy: jax.Array) -> jax.Array:
   """`policy` [D, A, H] with the locked hands' strategies where the game has a lock (`Subgame.lock`):
   they are what the solver plays, also where a hand's reach is 0 and its average has no weight."""
-  rows = subgame_module.locked_rows(game)
-  return policy if rows is None else jnp.where(jnp.isnan(rows[:, :1]), policy, rows)
+  lock = game.lock
+  if lock is None:
+    return policy
+  fixed = jnp.where(jnp.isnan(lock.rows[:, :1]), take(policy, lock.index), lock.rows)
+  return policy.at[lock.index].set(fixed)
 
 
 def lock_to_rows(game: Subgame) -> jax.Array:
@@ -704,7 +707,7 @@ def lock_to_rows(game: Subgame) -> jax.Array:
   (0 on the padding actions)."""
   shapes = state_shapes(game)
   per_depth = [
-    _free(shape, game.dtype) if x is None else x for x, shape in zip(game.lock, shapes, strict=True)
+    _free(shape, game.dtype) if x is None else x for x, shape in zip(game.lock.edges, shapes, strict=True)
   ]
   return _free_where_unset(state_to_rows(game, per_depth))
 
@@ -731,12 +734,8 @@ def average_root(state: SubgameState, game: Subgame) -> jax.Array:
   root = normalize(root, game.tree.legal[:1])[0]
   if game.lock is None:
     return root
-  shapes = _part_shapes(upper, game.num_hands, game.spot.hand_split)
-  lock = [
-    _free(shape, game.dtype) if x is None else x for x, shape in zip(game.lock[:split], shapes, strict=True)
-  ]
-  rows = _part_rows(upper, game.spot, lock, game.tree.num_actions)
-  fixed = _free_where_unset(take(rows, game.blocks.decision_source[:1]))[0]
+  at_root = game.lock.index == 0
+  fixed = jnp.where(at_root.any(), game.lock.rows[jnp.argmax(at_root)], jnp.nan)  # [A, H]
   return jnp.where(jnp.isnan(fixed[:1]), root, fixed)
 
 
@@ -762,7 +761,7 @@ def step(config: SolverConfig, state: SubgameState, game: Subgame, played) -> tu
   t, keep = _clock(config, state, spot)
   parts = tuple(_unpacked(tree, spot, x) for x in state[1:])
   played = None if played is None else _unpacked(tree, spot, played)
-  lock = None if game.lock is None else _unpacked(tree, spot, game.lock)
+  lock = None if game.lock is None else _unpacked(tree, spot, game.lock.edges)
   folds_of = functools.partial(subgame_module.terminal_values, game)
   roots = [None, None]
   for players in config.groups:
@@ -785,7 +784,7 @@ def blocked_step(
   t, keep = _clock(config, state, spot)
   parts = tuple(list(x) for x in state[1:])
   played = None if played is None else list(played)
-  lock = None if game.lock is None else list(game.lock)
+  lock = None if game.lock is None else list(game.lock.edges)
   roots = [None, None]
   for players in config.groups:
     first = players == config.groups[0]

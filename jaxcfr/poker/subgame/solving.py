@@ -34,7 +34,7 @@ from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
 from jaxcfr.poker.subgame import blocked as blocked_module
 from jaxcfr.poker.subgame import game as subgame
-from jaxcfr.poker.subgame import showdown, tree
+from jaxcfr.poker.subgame import grid, showdown, tree
 from jaxcfr.poker.subgame import solver as solver_module
 from jaxcfr.poker.subgame.solver import subgame_solver
 
@@ -475,9 +475,7 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
   if merged is not None:
     payload['isomorphism'] = merged
   if result.game.lock is not None:
-    from jaxcfr.poker.subgame import locking  # noqa: PLC0415 (locking builds on this module's strategies)
-
-    payload['locked'] = locking.summary(result.game)
+    payload['locked'] = locked_summary(result.game)
   if spec is not None:
     payload['spot'] = dataclasses.asdict(spec)
   return payload
@@ -533,6 +531,38 @@ def strategy_arrays(result: SubgameResult) -> tuple[dict, dict]:
     'ranges': np.asarray(game.spot.ranges, np.float32),
   }
   return metadata, arrays
+
+
+def decision_lines(game: subgame.Subgame) -> dict[int, tuple[str, ...]]:
+  """{decision row: its path of tokens ('b120', 'c', 'Qh', ...: `grid.token`)} of the tree's decisions."""
+  info = game.tree.info
+  return {
+    row: tuple(grid.token(label) for label in named_line(game, node))
+    for row, node in enumerate(info.decisions)
+    if node >= 0
+  }
+
+
+def node_path(line: tuple[str, ...]) -> str:
+  """A decision's path of tokens as `--node` and `--lock` write it ('root' for the first)."""
+  return ','.join(line) or 'root'
+
+
+def locked_summary(game: subgame.Subgame) -> dict:
+  """{'nodes': decisions with a locked hand, 'locked': [{'node': path, 'player', 'hands': count}]}
+  of a game with locks (`locking`)."""
+  laid_out = subgame.locked_rows(game)
+  if laid_out is None:
+    return {'nodes': 0, 'locked': []}
+  fixed = ~np.isnan(np.asarray(laid_out[:, 0]))  # [D, H]
+  lines = decision_lines(game)
+  player = np.asarray(game.tree.decision_player)
+  locked = [
+    {'node': node_path(lines[row]), 'player': ('oop', 'ip')[int(player[row])], 'hands': int(n)}
+    for row, n in enumerate(fixed.sum(1))
+    if n and row in lines
+  ]
+  return {'nodes': len(locked), 'locked': locked}
 
 
 def named_line(game: subgame.Subgame, node: int) -> list[str]:

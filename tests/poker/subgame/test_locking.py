@@ -101,7 +101,7 @@ def test_a_lock_on_the_equilibriums_own_strategy_keeps_both_evs(river):
   game, free = river
   policy = np.asarray(free.policy, np.float64)
   rows = np.full(policy.shape, np.nan)
-  ip_check = locking.decision_lines(game)
+  ip_check = solving.decision_lines(game)
   ip_row = next(row for row, line in ip_check.items() if line == ('x',))
   for row, player in ((0, 0), (ip_row, 1)):
     rows[row] = policy[row] / policy[row].sum(0)
@@ -175,7 +175,7 @@ def test_a_blocked_turn_solve_keeps_the_locks_and_agrees_with_the_whole_trees(la
 
 def test_lock_specs_read_as_the_module_says(river, tmp_path):
   game, free = river
-  lines = locking.decision_lines(game)
+  lines = solving.decision_lines(game)
   root = 0  # the first decision's row
   assert [grid.token(label) for label in game.tree.info.nodes[0].labels] == ['x', 'b120', 'a900']
   mix = locking.rows(game, ['root=x:0.25,b120:0.75'])
@@ -206,7 +206,7 @@ def test_lock_specs_read_as_the_module_says(river, tmp_path):
   turn = TURN.build()
   wild = locking.rows(turn, ['x,x,*=x:1'])
   locked = {row for row in range(wild.shape[0]) if not np.isnan(wild[row, 0]).all()}
-  assert len(locked) == 48 and all(locking.decision_lines(turn)[row][:2] == ('x', 'x') for row in locked)
+  assert len(locked) == 48 and all(solving.decision_lines(turn)[row][:2] == ('x', 'x') for row in locked)
 
 
 @pytest.mark.parametrize(
