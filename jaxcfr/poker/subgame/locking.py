@@ -94,6 +94,7 @@ def rows(game: Subgame, specs, player: int | None = None) -> np.ndarray:
   tree, info = game.tree, game.tree.info
   out = np.full((tree.num_decisions, tree.num_actions, game.num_hands), np.nan)
   lines = solving.decision_lines(game)
+  files = {}  # saved strategies read once
   for text in specs:
     node, sep, spec = str(text).partition('=')
     if not sep or not node.strip() or not spec.strip():
@@ -108,7 +109,8 @@ def rows(game: Subgame, specs, player: int | None = None) -> np.ndarray:
           f'--lock {text!r}: {("OOP", "IP")[actor]} acts there, not {("OOP", "IP")[player]}'
         )
       hands_in_range = np.asarray(game.spot.ranges[actor]) > 0
-      strategy = _strategy(game, row, [grid.token(label) for label in labels], spec.strip(), text)  # [a, H]
+      tokens = [grid.token(label) for label in labels]
+      strategy = _strategy(game, lines[row], tokens, spec.strip(), text, files)  # [a, H]
       strategy[:, ~hands_in_range] = np.nan  # hands outside the actor's range weigh nothing
       fixed = ~np.isnan(strategy[0])
       if (fixed & ~np.isnan(out[row, 0])).any():
@@ -155,14 +157,15 @@ def _matching_rows(game: Subgame, lines: dict, node: str, text: str) -> list[int
 
 
 def _is_card(token: str) -> bool:
-  return len(token) == 2 and token[0] in 'AKQJT98765432' and token[1] in 'cdhs'
+  return len(token) == 2 and token[0] in cards.RANKS and token[1] in cards.SUITS
 
 
-def _strategy(game: Subgame, row: int, tokens: list[str], spec: str, text: str) -> np.ndarray:
-  """[a, H] a lock's probabilities at one decision (a = its actions), NaN on the free hands."""
+def _strategy(game: Subgame, line: tuple, tokens: list[str], spec: str, text: str, files: dict) -> np.ndarray:
+  """[a, H] a lock's probabilities at one decision (its path `line`, its actions `tokens`), NaN on the
+  free hands; `files` the saved strategies read so far, by path."""
   hands = game.num_hands
   if spec.endswith('.npz'):
-    return _saved(game, row, tokens, spec, text)
+    return _saved(game, line, tokens, spec, text, files)
   items = [item.strip() for item in spec.split(',')]
   mix = [_MIX_ITEM.match(item) for item in items]
   if all(mix):
@@ -211,16 +214,20 @@ def _strategy(game: Subgame, row: int, tokens: list[str], spec: str, text: str) 
   return per_action
 
 
-def _saved(game: Subgame, row: int, tokens: list[str], path: str, text: str) -> np.ndarray:
+def _saved(game: Subgame, line: tuple, tokens: list[str], path: str, text: str, files: dict) -> np.ndarray:
   """[a, H] the decision's strategy in a saved strategy file (the same path; hands by their cards)."""
-  if not os.path.exists(path):
-    raise PokerInputError(f'--lock {text!r}: no file {path!r}')
-  try:
-    metadata, arrays = solving.load_strategy(path)
-  except ValueError as error:
-    raise PokerInputError(f'--lock {text!r}: {error}') from None
-  line = solving.decision_lines(game)[row]
-  saved = {tuple(grid.token(label) for label in node['line']): r for r, node in enumerate(metadata['nodes'])}
+  if path not in files:
+    if not os.path.exists(path):
+      raise PokerInputError(f'--lock {text!r}: no file {path!r}')
+    try:
+      metadata, arrays = solving.load_strategy(path)
+    except ValueError as error:
+      raise PokerInputError(f'--lock {text!r}: {error}') from None
+    lines = {
+      tuple(grid.token(label) for label in node['line']): r for r, node in enumerate(metadata['nodes'])
+    }
+    files[path] = metadata, arrays, lines
+  metadata, arrays, saved = files[path]
   if line not in saved:
     raise PokerInputError(f'--lock {text!r}: {path!r} has no decision at {solving.node_path(line)}')
   node = metadata['nodes'][saved[line]]
