@@ -195,7 +195,7 @@ def _nested_within(forest: Blocks, within, block, first, pull, dealt, symmetry, 
   for j in np.flatnonzero(first != np.arange(len(first))):
     inverse = np.argsort(symmetry.permutations[pull[j]])
     where = {int(q): i for i, q in enumerate(rivers[first[j]])}
-    moved = [position[4 * (int(c) // 4) + int(inverse[int(c) % 4])] for c in cards[rivers[j]]]
+    moved = [position[isomorphism.move(int(c), inverse)] for c in cards[rivers[j]]]
     image[j] = [where[q] for q in moved]
   inner = np.maximum(within - forest.upper_rows, 0)
   river_rows = within >= forest.upper_rows

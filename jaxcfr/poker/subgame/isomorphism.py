@@ -46,13 +46,14 @@ class Symmetry:
       if first[i] != i:
         continue
       for p, sigma in enumerate(self.permutations):
-        j = position.get(_move(card, sigma))
+        j = position.get(move(card, sigma))
         if j is not None and j > i and first[j] == j:
           first[j], pull[j] = i, p
     return first, pull
 
 
-def _move(card: int, sigma) -> int:
+def move(card: int, sigma) -> int:
+  """The card id `card` with its suit moved by the suit map `sigma` (sigma[s] = the suit s goes to)."""
   return 4 * (card // 4) + sigma[card % 4]
 
 
@@ -67,10 +68,10 @@ def symmetry(board, hands: np.ndarray, ranges: np.ndarray, num_suits: int = 4) -
   permutations, pulls = [], []
   for order in itertools.permutations(range(num_suits)):
     sigma = tuple(order) + tuple(range(num_suits, 4))
-    if {_move(card, sigma) for card in board} != board:
+    if {move(card, sigma) for card in board} != board:
       continue
     inverse = tuple(int(s) for s in np.argsort(sigma))
-    pull = [position.get(tuple(sorted(_move(int(card), inverse) for card in pair))) for pair in hands]
+    pull = [position.get(tuple(sorted(move(int(card), inverse) for card in pair))) for pair in hands]
     if any(p is None for p in pull) or not np.array_equal(ranges[:, pull], ranges):
       continue
     permutations.append(sigma)

@@ -18,7 +18,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcfr import run
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import isomorphism, locking, solving
@@ -75,32 +74,35 @@ def symmetrized(game: subgame.Subgame, symmetry, rows: np.ndarray) -> np.ndarray
   return total / len(symmetry.permutations)
 
 
+_to_rows = jax.jit(solver_module.state_to_rows)
+_to_state = jax.jit(solver_module.rows_to_state)
+_evaluate = jax.jit(solver_module.evaluate_average)
+
+
 def one_iteration_apart(plain: subgame.Subgame, merged: subgame.Subgame) -> dict:
   """The largest differences between one iteration of each from the same symmetric state."""
-  solver = solver_module.subgame_solver('dcfr')
-  config = solver_module.build('dcfr', {})[0]
-  state = jax.jit(lambda s, g: run(solver, s, g, 4))(solver.init(plain), plain)
+  config, solver = solver_module.build('dcfr', {})
+  step = jax.jit(lambda s, g: solver_module.step(config, s, g, None))  # one program per game: both loops'
+  state = solver.init(plain)
+  for _ in range(4):
+    state = step(state, plain)[0]
   symmetry = isomorphism.symmetry(plain.spot.board, plain.spot.hands, plain.spot.ranges)
   start = [
-    symmetrized(plain, symmetry, np.asarray(solver_module.state_to_rows(plain, x)))
+    symmetrized(plain, symmetry, np.asarray(_to_rows(plain, x)))
     for x in (state.cumulative_regret, state.cumulative_policy)
   ]
-  step = jax.jit(lambda s, g: solver_module.step(config, s, g, None))
   out = {}
   for name, game in (('plain', plain), ('merged', merged)):
-    regrets, weights = (tuple(solver_module.rows_to_state(game, jnp.asarray(x))) for x in start)
+    regrets, weights = (tuple(_to_state(game, jnp.asarray(x))) for x in start)
     begin = solver.init(game)._replace(
       iteration=state.iteration, cumulative_regret=regrets, cumulative_policy=weights
     )
     after, roots = step(begin, game)
-    rows = [
-      np.asarray(solver_module.state_to_rows(game, x))
-      for x in (after.cumulative_regret, after.cumulative_policy)
-    ]
+    rows = [np.asarray(_to_rows(game, x)) for x in (after.cumulative_regret, after.cumulative_policy)]
     out[name] = (
       *rows,
       np.asarray(roots),
-      np.asarray(solver_module.evaluate_average(after.cumulative_policy, game)[1]),
+      np.asarray(_evaluate(after.cumulative_policy, game)[1]),
     )
   legal = np.asarray(plain.tree.legal)
   apart = [
