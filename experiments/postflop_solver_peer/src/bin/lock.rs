@@ -201,16 +201,7 @@ fn main() {
     }
     let exploitability = compute_exploitability(&game);
     finalize(&mut game);
-    game.back_to_root();
-    game.cache_normalized_weights();
-    let mut ev = [0.0f64; 2];
-    for player in 0..2 {
-        let weights = game.normalized_weights(player);
-        let values = game.expected_values(player);
-        let total: f64 = weights.iter().map(|&w| w as f64).sum();
-        let sum: f64 = weights.iter().zip(&values).map(|(&w, &v)| w as f64 * v as f64).sum();
-        ev[player] = sum / total;
-    }
+    let ev = postflop_solver_peer::root_evs(&mut game);
     println!(
         "{{\"ev\": [{}, {}], \"exploitability_pct\": {}, \"iterations\": {}, \"locked_nodes\": {}, \"locked_hands\": {}, \"private_hands\": [{}, {}]}}",
         ev[0], ev[1], exploitability / pot as f32 * 100.0, iterations, nodes.len(), locked_hands,

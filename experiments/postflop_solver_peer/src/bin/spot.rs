@@ -74,16 +74,7 @@ fn main() {
     }
     finalize(&mut game);
     let seconds = start.elapsed().as_secs_f64();
-    game.back_to_root();
-    game.cache_normalized_weights();
-    let mut ev = [0.0f64; 2];
-    for player in 0..2 {
-        let weights = game.normalized_weights(player);
-        let values = game.expected_values(player);
-        let total: f64 = weights.iter().map(|&w| w as f64).sum();
-        let sum: f64 = weights.iter().zip(&values).map(|(&w, &v)| w as f64 * v as f64).sum();
-        ev[player] = sum / total;
-    }
+    let ev = postflop_solver_peer::root_evs(&mut game);
     println!(
         "{{\"seconds\": {}, \"iteration_seconds\": {}, \"iterations\": {}, \"exploitability_pct\": {}, \"memory_bytes\": {}, \"memory_bytes_compressed\": {}, \"compressed\": {}, \"ev\": [{}, {}], \"private_hands\": [{}, {}]}}",
         seconds, iteration_seconds, iterations, exploitability / pot as f32 * 100.0, memory, memory_compressed, compress,
