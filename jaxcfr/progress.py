@@ -1,11 +1,11 @@
 """One progress rule for every command.
 
 On a terminal, a live tqdm bar; anywhere else (a log file, a pipe) a few plain
-lines: one at each tenth of `total` (at most one per `min_interval` seconds),
-one per `interval` seconds when the total is unknown, and a final line with the
-count and the time taken once the work has shown progress or lasted
-`min_interval` seconds (a quick run's own result says it all); nothing at all
-with `quiet`.
+lines: one at each tenth of `total` (at most one per `min_interval` seconds; with
+the time left at the run's rate so far), one per `interval` seconds when the total
+is unknown, and a final line with the count and the time taken once the work has
+shown progress or lasted `min_interval` seconds (a quick run's own result says it
+all); nothing at all with `quiet`.
 
     with Progress(total=1000, desc='cfr+', unit='it', quiet=args.quiet) as progress:
       for ...:
@@ -41,7 +41,7 @@ class Progress:
     self.total = total
     self.desc = desc
     self.unit = unit
-    self.count = initial
+    self.count = self._initial = initial
     self._stream = sys.stderr if stream is None else stream
     self._postfix = ''
     self._closed = quiet
@@ -108,11 +108,16 @@ class Progress:
   def _line(self, now: float) -> None:
     self._last, self._shown = now, True
     seconds = now - self._start
+    left = ''
     if self.total:
       progress = f'{self.count:,}/{self.total:,} {self.unit} ({100 * self.count // self.total}%)'
+      done = self.count - self._initial
+      if 0 < done and self.count < self.total:  # at this run's rate so far
+        to_go = seconds / done * (self.total - self.count)
+        left = f', about {to_go:.0f} s left' if to_go < 600 else f', about {to_go / 60:.0f} min left'
     else:
       progress = f'{self.count:,} {self.unit}'
-    self._write(f'{self._prefix()}{progress}, {seconds:.0f} s{self._tail()}')
+    self._write(f'{self._prefix()}{progress}, {seconds:.0f} s{left}{self._tail()}')
 
   def _prefix(self) -> str:
     return f'{self.desc}: ' if self.desc else ''

@@ -5,6 +5,7 @@
     jaxcfr evaluate GAME --policy PATH [--dtype D] [--json PATH|-]
     jaxcfr subgame --board B --pot P --stack S --oop-range R --ip-range R [...]  (one hold'em spot)
     jaxcfr subgame show STRATEGY.npz --plot PNG [--node PATH] | --html FILE.html  (a saved strategy)
+    jaxcfr report --flops all|N|FILE --pot P --stack S --oop-range R --ip-range R --out DIR  (many flops)
     jaxcfr abstract [--profile default|small] --out DIR  (see abstractions/)
     jaxcfr blueprint train --abstraction DIR [--bets small|default] --seconds S --out PATH  (hold'em)
     jaxcfr blueprint evaluate BLUEPRINT --lbr --hands N [--seed S] [--batch B] [--json PATH|-]
@@ -31,7 +32,7 @@ import sys
 import textwrap
 
 from jaxcfr import outputs
-from jaxcfr.cli import acpc, blueprint, chipzen, common, match, play, pushfold, solve, subgame
+from jaxcfr.cli import acpc, blueprint, chipzen, common, match, play, pushfold, report, solve, subgame
 from jaxcfr.cli.common import UsageError
 from jaxcfr.version import __version__
 
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument('--version', action='version', version=f'jaxcfr {__version__}')
   commands = parser.add_subparsers(dest='command', required=True)
   solve.add_parsers(commands)
-  for family in (subgame, blueprint, match, play, pushfold, acpc, chipzen, _abstract()):
+  for family in (subgame, report, blueprint, match, play, pushfold, acpc, chipzen, _abstract()):
     if family is not None:
       family.add_parser(commands)
   return parser
@@ -78,6 +79,7 @@ def _commands() -> dict:
   """Each command's `run(args) -> exit status`."""
   abstract = _abstract()
   runs = {'games': solve.games, 'solve': solve.solve, 'evaluate': solve.evaluate, 'subgame': subgame.run}
+  runs['report'] = report.run
   runs.update(blueprint=blueprint.run, match=match.run, play=play.run, acpc=acpc.run, chipzen=chipzen.run)
   runs.update(bot=chipzen.export, pushfold=pushfold.run)
   return {**runs, 'abstract': abstract.command} if abstract is not None else runs
@@ -115,8 +117,8 @@ def _start_jax(args) -> None:
   if processes > 1 and devices % processes:
     raise UsageError(f'--devices {devices} must be a multiple of the process count {processes}')
   local = devices // processes  # each process's share of --devices
-  if args.command == 'subgame' and not _backend_started():
-    # Its turn and flop solves split their river cards over host devices, one core each: XLA's own
+  if args.command in ('subgame', 'report') and not _backend_started():
+    # Their turn and flop solves split their river cards over host devices, one core each: XLA's own
     # threads on top of them only contend.
     local = args.threads or _cores()
     if 'xla_cpu_multi_thread_eigen' not in flags:

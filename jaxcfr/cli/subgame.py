@@ -46,6 +46,31 @@ def add_parser(commands) -> None:
     help='with --spots: river spots of one shape solved together, one vmapped call (for GPUs: on a CPU '
     'tracing the batched programs costs more than it saves)',
   )  # fmt: skip
+  add_size_options(parser)
+  run = add_solve_options(parser)
+  run.add_argument('--seconds', type=common.positive_seconds, help='at most this many solving seconds')
+  run.add_argument(
+    '--no-isomorphism', action='store_true',
+    help='solve every turn or river card apart, also where suits are interchangeable (the same results, '
+    'more time)',
+  )  # fmt: skip
+  run.add_argument(
+    '--lock', action='append', metavar='NODE=SPEC',
+    help="fix the acting player's strategy at a decision (repeatable): NODE a path as --node writes it "
+    "('root'; '*' for any dealt card), SPEC a mix 'c:0.7,f:0.3', actions' ranges 'r360:QQ+,AK;c:rest' "
+    '(hands no action names stay free) or a saved STRATEGY.npz (its strategy at NODE); the exploitability '
+    "is then the locked game's (best responses keep the locks)",
+  )  # fmt: skip
+  out = parser.add_argument_group('outputs')
+  out.add_argument(
+    '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
+  )
+  _add_grid_options(out)
+  common.add_output_options(out)
+
+
+def add_size_options(parser) -> None:
+  """The bet-size flags (`jaxcfr subgame` and `jaxcfr report`)."""
   sizes = parser.add_argument_group('bet sizes (the same on every street)')
   sizes.add_argument(
     '--bets', default=defaults.BETS, help=f"first bets (default '{defaults.BETS.replace('%', '%%')}')"
@@ -75,6 +100,10 @@ def add_parser(commands) -> None:
     '--print-tree', action='store_true',
     help="print the betting tree (one decision node a line, as postflop-solver's tree) and stop",
   )  # fmt: skip
+
+
+def add_solve_options(parser):
+  """The solving flags both `jaxcfr subgame` and `jaxcfr report` take; their argument group."""
   run = parser.add_argument_group('solving')
   full_width = algorithms.names(algorithms.FULL_WIDTH)
   run.add_argument(
@@ -91,7 +120,6 @@ def add_parser(commands) -> None:
     '--iterations', type=common.positive_count,
     help=f'at most this many iterations (default {defaults.MAX_ITERATIONS} without --seconds)',
   )  # fmt: skip
-  run.add_argument('--seconds', type=common.positive_seconds, help='at most this many solving seconds')
   run.add_argument(
     '--eval-every', type=common.positive_count, default=defaults.EVAL_EVERY, metavar='K',
     help=f'exact exploitability every K iterations (default {defaults.EVAL_EVERY})',
@@ -116,24 +144,7 @@ def add_parser(commands) -> None:
     help='keep the regrets and averages in 16 bits (scaled per action): half the float32 state, about '
     'as many iterations to a target; iterations as fast on a flop, slower on smaller trees',
   )  # fmt: skip
-  run.add_argument(
-    '--no-isomorphism', action='store_true',
-    help='solve every turn or river card apart, also where suits are interchangeable (the same results, '
-    'more time)',
-  )  # fmt: skip
-  run.add_argument(
-    '--lock', action='append', metavar='NODE=SPEC',
-    help="fix the acting player's strategy at a decision (repeatable): NODE a path as --node writes it "
-    "('root'; '*' for any dealt card), SPEC a mix 'c:0.7,f:0.3', actions' ranges 'r360:QQ+,AK;c:rest' "
-    '(hands no action names stay free) or a saved STRATEGY.npz (its strategy at NODE); the exploitability '
-    "is then the locked game's (best responses keep the locks)",
-  )  # fmt: skip
-  out = parser.add_argument_group('outputs')
-  out.add_argument(
-    '--strategy-out', metavar='PATH', help='write the full strategy (.npz: per node, hand, action)'
-  )
-  _add_grid_options(out)
-  common.add_output_options(out)
+  return run
 
 
 def _add_grid_options(group) -> None:

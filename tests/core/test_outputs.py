@@ -268,6 +268,16 @@ def test_progress_on_a_log_writes_a_few_plain_lines():
   assert stream.getvalue().count('\n') == 1 and '5 traversal done' in stream.getvalue()
 
 
+def test_progress_says_the_time_left_at_the_runs_rate(monkeypatch):
+  clock = iter(range(0, 1000, 10))  # each call 10 s later: the start, then one per update
+  monkeypatch.setattr('jaxcfr.progress.time.monotonic', lambda: next(clock))
+  stream = io.StringIO()
+  progress = Progress(total=100, desc='flops', unit='flop', stream=stream, initial=40, min_interval=0)
+  for _ in range(10):  # 10 flops in 100 s, 50 to go: 500 s
+    progress.update(1)
+  assert stream.getvalue().splitlines()[-1] == 'flops: 50/100 flop (50%), 100 s, about 500 s left'
+
+
 def test_progress_quiet_and_terminal():
   stream = io.StringIO()
   with Progress(total=10, stream=stream, quiet=True, min_interval=0) as progress:

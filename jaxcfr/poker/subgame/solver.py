@@ -727,16 +727,22 @@ def average_root(state: SubgameState, game: Subgame) -> jax.Array:
   """[A, H]: `average_policy`'s root row, laying out the upper part alone on a blocked tree."""
   if game.blocks is None:
     return average_policy(state, game)[0]
+  return average_upper(state, game, jnp.zeros(1, jnp.int32))[0]
+
+
+def average_upper(state: SubgameState, game: Subgame, rows: jax.Array) -> jax.Array:
+  """[N, A, H]: `average_policy`'s decision rows `rows` [N] of a blocked tree's upper street (the
+  street above its first deal), laying out the upper part alone."""
   upper = game.blocks.upper
   split = len(upper.level_sizes) - 1
-  rows = _part_rows(upper, game.spot, list(state.cumulative_policy[:split]), game.tree.num_actions)
-  root = take(rows, game.blocks.decision_source[:1])  # the root's row in the layout: upper's first
-  root = normalize(root, game.tree.legal[:1])[0]
+  laid_out = _part_rows(upper, game.spot, list(state.cumulative_policy[:split]), game.tree.num_actions)
+  # The upper street's decisions are the layout's first rows (`blocked.Blocks.decision_source`).
+  policy = normalize(take(laid_out, game.blocks.decision_source[rows]), game.tree.legal[rows])
   if game.lock is None:
-    return root
-  at_root = game.lock.index == 0
-  fixed = jnp.where(at_root.any(), game.lock.rows[jnp.argmax(at_root)], jnp.nan)  # [A, H]
-  return jnp.where(jnp.isnan(fixed[:1]), root, fixed)
+    return policy
+  here = game.lock.index[None, :] == rows[:, None]  # [N, K]
+  fixed = jnp.where(here.any(1)[:, None, None], game.lock.rows[jnp.argmax(here, 1)], jnp.nan)  # [N, A, H]
+  return jnp.where(jnp.isnan(fixed[:, :1]), policy, fixed)
 
 
 def update(config: SolverConfig, state: SubgameState, game: Subgame) -> SubgameState:

@@ -41,6 +41,10 @@ from jaxcfr.poker.subgame.solver import subgame_solver
 STRATEGY_FORMAT = 'jaxcfr-subgame-strategy'
 
 
+class MemoryLimitError(PokerInputError):
+  """A spot whose solve would need more memory than its limit (`SpotSpec.fit`)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SpotSpec:
   """A spot as a user types it: board, pot and effective stack in chips, ranges in range notation,
@@ -96,34 +100,10 @@ class SpotSpec:
     deck = self.deck()
     board = cards.parse_board(self.board, deck)
     config = self.config()
-    weights = []
-    for name, text in zip(('OOP', 'IP'), self.ranges, strict=True):
-      parsed = ranges.parse_range(text, deck)
-      ranges.check_range(ranges.range_on_board(parsed, deck, board), f'the {name}')
-      weights.append(parsed)
+    weights = self.range_weights()
     nodes = tree.build(config)
     if max_bytes is not None:
-      counts = tree.describe(config, nodes)
-      on_board = [ranges.range_on_board(w, deck, board) > 0 for w in weights]
-      hands = int((on_board[0] | on_board[1]).sum()), int(on_board[0].sum()), int(on_board[1].sum())
-      blocked = config.street == 1 or (config.street == 2 and jax.default_backend() == 'cpu')
-      cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
-      # A turn's river cards or a flop's turn cards split over devices: a block's passes on each at
-      # once (a flop's padding blocks, `blocked.Blocks.padding`, add a fiftieth of the state or less).
-      shards = 1 if not blocked else jax.local_device_count()
-      if blocked and config.street == 2:
-        shards = blocked_module.shards_of(cards_dealt, shards)
-      need = functools.partial(
-        estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards, compress=compress
-      )
-      compact = compact or (blocked and need() > max_bytes)
-      if need(per_player=compact) > max_bytes:
-        raise PokerInputError(
-          f"this spot's tree has {counts['nodes']:,} public nodes x {hands[0]:,} hands (OOP's {hands[1]:,}, "
-          f"IP's {hands[2]:,}): solving it needs about {need(per_player=compact) / 2**30:.1f} GiB, over the "
-          f'limit of {max_bytes / 2**30:.1f} GiB (--max-memory); use fewer bet sizes, a raise cap, or a '
-          'later street'
-        )
+      compact = self.fit(max_bytes, dtype, state_arrays, compact, compress, tree.describe(config, nodes))
     game = subgame.build_subgame(
       config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact,
       hands_multiple=0 if compact else hands_multiple, isomorphism=isomorphism,
@@ -131,6 +111,51 @@ class SpotSpec:
     if float(subgame.normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')
     return game
+
+  def range_weights(self) -> list[np.ndarray]:
+    """The two ranges parsed, each checked to leave a hand on the board."""
+    deck, board = self.deck(), cards.parse_board(self.board, self.deck())
+    weights = []
+    for name, text in zip(('OOP', 'IP'), self.ranges, strict=True):
+      parsed = ranges.parse_range(text, deck)
+      ranges.check_range(ranges.range_on_board(parsed, deck, board), f'the {name}')
+      weights.append(parsed)
+    return weights
+
+  def fit(
+    self,
+    max_bytes: int,
+    dtype=jnp.float32,
+    state_arrays: int = 2,
+    compact: bool = False,
+    compress: bool = False,
+    counts: dict | None = None,
+  ) -> bool:
+    """Whether the spot is solved `compact` to fit `max_bytes` (`build`'s choice); `PokerInputError`
+    where it does not fit either way. `counts`: `tree.describe` of its tree, where a caller has it."""
+    deck, board, config = self.deck(), cards.parse_board(self.board, self.deck()), self.config()
+    counts = tree.describe(config, tree.build(config)) if counts is None else counts
+    on_board = [ranges.range_on_board(w, deck, board) > 0 for w in self.range_weights()]
+    hands = int((on_board[0] | on_board[1]).sum()), int(on_board[0].sum()), int(on_board[1].sum())
+    blocked = config.street == 1 or (config.street == 2 and jax.default_backend() == 'cpu')
+    cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
+    # A turn's river cards or a flop's turn cards split over devices: a block's passes on each at
+    # once (a flop's padding blocks, `blocked.Blocks.padding`, add a fiftieth of the state or less).
+    shards = 1 if not blocked else jax.local_device_count()
+    if blocked and config.street == 2:
+      shards = blocked_module.shards_of(cards_dealt, shards)
+    need = functools.partial(
+      estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards, compress=compress
+    )
+    compact = compact or (blocked and need() > max_bytes)
+    if need(per_player=compact) > max_bytes:
+      raise MemoryLimitError(
+        f"this spot's tree has {counts['nodes']:,} public nodes x {hands[0]:,} hands (OOP's {hands[1]:,}, "
+        f"IP's {hands[2]:,}): solving it needs about {need(per_player=compact) / 2**30:.1f} GiB, over the "
+        f'limit of {max_bytes / 2**30:.1f} GiB (--max-memory); use fewer bet sizes, a raise cap, or a '
+        'later street'
+      )
+    return compact
 
 
 def state_arrays(algorithm: str) -> int:
@@ -223,6 +248,7 @@ class SubgameResult:
 
 _average_policy = jax.jit(solver_module.average_policy)
 _average_root = jax.jit(solver_module.average_root)
+_average_upper = jax.jit(solver_module.average_upper)
 
 
 def equities(game: subgame.Subgame) -> jax.Array:
@@ -499,14 +525,22 @@ def write_strategy(path: str, metadata: dict, arrays: dict, *, force: bool = Fal
   )
 
 
-def strategy_arrays(result: SubgameResult) -> tuple[dict, dict]:
-  """(metadata, arrays) of the strategy as `save_strategy` writes them and `load_strategy` reads them."""
+def strategy_arrays(result: SubgameResult, first_street: bool = False) -> tuple[dict, dict]:
+  """(metadata, arrays) of the strategy as `save_strategy` writes them and `load_strategy` reads them;
+  with `first_street`, of the decisions before the first dealt card alone (on a blocked tree laid out
+  without the blocks': a flop report's)."""
   game = result.game
   info = game.tree.info
   rows = [r for r, i in enumerate(info.decisions) if i >= 0]  # without the padding rows
+  if first_street:
+    rows = [r for r in rows if not any(label.startswith('deal ') for label in info.line(info.decisions[r]))]
   width = max(len(info.nodes[info.decisions[r]].labels) for r in rows)
   locked = subgame.locked_rows(game)  # [D, A, H] or None
   locked = None if locked is None else (~np.isnan(np.asarray(locked[:, 0]))).sum(1)  # [D] hands
+  if first_street and game.blocks is not None:
+    policy = np.asarray(_average_upper(result.state, game, jnp.asarray(rows, jnp.int32)), np.float32)
+  else:
+    policy = np.asarray(result.policy, np.float32)[rows]
   metadata = {
     'format': STRATEGY_FORMAT,
     'board': [cards.card_text(int(c)) for c in np.asarray(game.spot.board)],
@@ -526,7 +560,7 @@ def strategy_arrays(result: SubgameResult) -> tuple[dict, dict]:
     ],
   }
   arrays = {
-    'probabilities': np.asarray(result.policy, np.float32)[rows, :width],
+    'probabilities': policy[:, :width],
     'hands': np.asarray(game.spot.hands),
     'ranges': np.asarray(game.spot.ranges, np.float32),
   }
