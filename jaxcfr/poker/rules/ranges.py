@@ -7,6 +7,7 @@ for summaries of strategies by class.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -120,6 +121,11 @@ def parse_range(text: str, deck: Deck = FULL_DECK) -> np.ndarray:
   """
   if not isinstance(text, str):
     raise PokerInputError(f'range {text!r} is not text')
+  return _parsed(text, deck).copy()
+
+
+@functools.lru_cache(maxsize=256)  # many spots of one study share their ranges' text
+def _parsed(text: str, deck: Deck) -> np.ndarray:
   compact = ''.join(text.split())
   if not compact:
     raise PokerInputError(f'range {text!r} is empty ({_HAND_EXAMPLES})')
@@ -137,6 +143,7 @@ def parse_range(text: str, deck: Deck = FULL_DECK) -> np.ndarray:
     item, _, weight = entry.partition(':')
     mask = _item_mask(item, error) & playable
     weights[mask] = _weight(weight, entry, error) if ':' in entry else 1.0
+  weights.flags.writeable = False  # kept in the cache: `parse_range` hands out copies
   return weights
 
 

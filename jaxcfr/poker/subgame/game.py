@@ -635,9 +635,13 @@ def build_subgame(
   deal are one per class of its cards (`isomorphism`: the same results, fewer blocks to run)."""
   nodes = build(config) if nodes is None else nodes
   arrays = functools.partial(tree_arrays, by_actor=range_hands and per_player)
-  tree = arrays(config, nodes, dtype, shape)
   if blocks is None:
     blocks = jax.default_backend() == 'cpu' or config.street == 1
+  if shape is None and (config.street == 3 or not blocks):  # no blocks made from its nodes: spots of
+    # one tree on other boards share its arrays
+    tree = _tree_arrays(config, jnp.dtype(dtype), range_hands and per_player, lambda: nodes)
+  else:
+    tree = arrays(config, nodes, dtype, shape)
   devices = jax.local_device_count() if devices is None else devices
   if per_player and hands_multiple:
     raise ValueError('per_player keeps each player its own hands: it takes no hands_multiple')
@@ -645,13 +649,28 @@ def build_subgame(
   parts = None
   if blocks and shape is None:
     symmetry = None
-    if isomorphism:
+    if isomorphism and config.street < 3:  # a river tree deals no card
       symmetry = isomorphism_module.symmetry(
         board, np.asarray(spot.hands), np.asarray(spot.ranges), deck.num_suits
       )
     parts = blocked.build_blocks(tree, arrays, dtype, devices, symmetry, np.asarray(spot.remaining))
   tree.info.nodes = NodeTable(nodes)  # the labels stay, the Python objects go
   return Subgame(tree, spot, parts)
+
+
+class _TreeCache(dict):
+  """The last few trees' arrays by (config, dtype, by_actor): a study's spots share their tree."""
+
+  def __call__(self, config, dtype, by_actor: bool, nodes) -> PublicTree:
+    key = (config, dtype, by_actor)
+    if key not in self:
+      if len(self) >= 4:
+        del self[next(iter(self))]
+      self[key] = tree_arrays(config, nodes(), dtype, by_actor=by_actor)
+    return self[key]
+
+
+_tree_arrays = _TreeCache()
 
 
 # The passes. Policies, regrets: [D, A, H]; reach: per depth [n_d, 2, H]; values: per depth [n_d, H].

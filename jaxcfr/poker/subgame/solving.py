@@ -108,7 +108,7 @@ class SpotSpec:
       config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact,
       hands_multiple=0 if compact else hands_multiple, isomorphism=isomorphism,
     )  # fmt: skip
-    if float(subgame.normalizer(game)) <= 0:
+    if float(_normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')
     return game
 
@@ -249,6 +249,7 @@ class SubgameResult:
 _average_policy = jax.jit(solver_module.average_policy)
 _average_root = jax.jit(solver_module.average_root)
 _average_upper = jax.jit(solver_module.average_upper)
+_normalizer = jax.jit(subgame.normalizer)  # once per shape, not op by op
 
 
 def equities(game: subgame.Subgame) -> jax.Array:
