@@ -61,7 +61,8 @@ class Report:
   compact: bool = False
   node: str | None = None
   max_bytes: int | None = None
-  programs: dict = dataclasses.field(default_factory=dict, repr=False)
+  programs: dict = dataclasses.field(default_factory=dict, repr=False)  # compiled once per shape
+  trees: dict = dataclasses.field(default_factory=dict, repr=False)  # the tree built once (`SpotSpec.build`)
 
   def settings(self) -> dict:
     spot = dataclasses.asdict(self.spec)
@@ -92,7 +93,10 @@ class Report:
     from jaxcfr.poker.subgame import tree  # noqa: PLC0415
 
     config = self.spot(self.flops[0]).config()
-    counts = tree.describe(config, tree.build(config))
+    if ('nodes', config) not in self.trees:  # as `SpotSpec.build` keeps them
+      self.trees['nodes', config] = tree.build(config)
+      self.trees['counts', config] = tree.describe(config, self.trees['nodes', config])
+    counts = self.trees['counts', config]
     arrays = solving.state_arrays(self.algorithm)
     for flop in self.flops:
       try:
@@ -178,7 +182,8 @@ class Report:
     dtype = jnp.dtype(self.dtype)
     spot = self.spot(flop)
     game = spot.build(
-      dtype, self.max_bytes, solving.state_arrays(self.algorithm), self.compact, HANDS_MULTIPLE, self.compress
+      dtype, self.max_bytes, solving.state_arrays(self.algorithm), self.compact, HANDS_MULTIPLE,
+      self.compress, trees=self.trees,
     )  # fmt: skip
     result = solving.solve(
       game, self.algorithm, target_pct=self.target_pct, iterations=self.iterations,

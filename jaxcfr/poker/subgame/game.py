@@ -617,6 +617,7 @@ def build_subgame(
   devices: int | None = None,
   hands_multiple: int = 0,
   isomorphism: bool = True,
+  trees: dict | None = None,
 ) -> Subgame:
   """Builds a tree and a spot in one go (`build_tree` once and `make_spot` per spot to share it;
   `showdown_by` and `range_hands` as in `make_spot`; `nodes`: `tree.build(config)`'s, if at hand;
@@ -632,14 +633,23 @@ def build_subgame(
   host devices run on as many cores), or the most of them that divides the cards' count; a flop
   tree's turn cards over `devices`, padded to a multiple of them (`blocked.Blocks.padding`). With
   `isomorphism`, where the board and both ranges leave suits interchangeable, the blocks of the first
-  deal are one per class of its cards (`isomorphism`: the same results, fewer blocks to run)."""
+  deal are one per class of its cards (`isomorphism`: the same results, fewer blocks to run).
+  `trees`: a dict the caller keeps across spots of one tree on other boards, in which the tree's
+  arrays are made once (a river tree's are kept anyway, the last few configs' in this module)."""
   nodes = build(config) if nodes is None else nodes
   arrays = functools.partial(tree_arrays, by_actor=range_hands and per_player)
   if blocks is None:
     blocks = jax.default_backend() == 'cpu' or config.street == 1
-  if shape is None and (config.street == 3 or not blocks):  # no blocks made from its nodes: spots of
-    # one tree on other boards share its arrays
-    tree = _tree_arrays(config, jnp.dtype(dtype), range_hands and per_player, lambda: nodes)
+  by_actor = range_hands and per_player
+  key = ('arrays', config, jnp.dtype(dtype), by_actor)
+  if shape is None and trees is not None:
+    if key not in trees:
+      trees[key] = arrays(config, nodes, dtype)
+      trees['table', key] = NodeTable(nodes)
+    tree = trees[key]
+    tree.info.nodes = nodes  # the blocks are cut from its nodes
+  elif shape is None and (config.street == 3 or not blocks):  # no blocks made from its nodes
+    tree = _tree_arrays(config, jnp.dtype(dtype), by_actor, lambda: nodes)
   else:
     tree = arrays(config, nodes, dtype, shape)
   devices = jax.local_device_count() if devices is None else devices
@@ -654,7 +664,8 @@ def build_subgame(
         board, np.asarray(spot.hands), np.asarray(spot.ranges), deck.num_suits
       )
     parts = blocked.build_blocks(tree, arrays, dtype, devices, symmetry, np.asarray(spot.remaining))
-  tree.info.nodes = NodeTable(nodes)  # the labels stay, the Python objects go
+  # The labels stay, the Python objects go.
+  tree.info.nodes = NodeTable(nodes) if trees is None or shape is not None else trees['table', key]
   return Subgame(tree, spot, parts)
 
 

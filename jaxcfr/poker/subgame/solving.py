@@ -86,6 +86,7 @@ class SpotSpec:
     hands_multiple: int = 0,
     compress: bool = False,
     isomorphism: bool = True,
+    trees: dict | None = None,
   ) -> subgame.Subgame:
     """The subgame over the hands of the two ranges (`make_spot`'s `range_hands`); `PokerInputError`
     with one line for bad input, or for a tree whose solve would need more than `max_bytes` of
@@ -96,17 +97,26 @@ class SpotSpec:
     the hands as `make_spot` does, so that spots of one tree on other boards share programs.
     `compress`: the estimate counts the regrets and averages in 16 bits (`solve(compress=True)`).
     `isomorphism`: merge the first deal's cards that differ by interchangeable suits where the board
-    and the ranges allow it (`subgame.isomorphism`; the estimate does not count the saving)."""
+    and the ranges allow it (`subgame.isomorphism`; the estimate does not count the saving).
+    `trees`: a dict a caller keeps across spots of one tree on other boards (a flop report's), in
+    which the tree's nodes and arrays are made once (`build_subgame`'s `trees`)."""
     deck = self.deck()
     board = cards.parse_board(self.board, deck)
     config = self.config()
     weights = self.range_weights()
-    nodes = tree.build(config)
+    if trees is None:
+      nodes = tree.build(config)
+      counts = tree.describe(config, nodes) if max_bytes is not None else None
+    else:
+      if ('nodes', config) not in trees:
+        trees['nodes', config] = tree.build(config)
+        trees['counts', config] = tree.describe(config, trees['nodes', config])
+      nodes, counts = trees['nodes', config], trees['counts', config]
     if max_bytes is not None:
-      compact = self.fit(max_bytes, dtype, state_arrays, compact, compress, tree.describe(config, nodes))
+      compact = self.fit(max_bytes, dtype, state_arrays, compact, compress, counts)
     game = subgame.build_subgame(
       config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact,
-      hands_multiple=0 if compact else hands_multiple, isomorphism=isomorphism,
+      hands_multiple=0 if compact else hands_multiple, isomorphism=isomorphism, trees=trees,
     )  # fmt: skip
     if float(_normalizer(game)) <= 0:
       raise PokerInputError('the two ranges have no pair of hands without a card in common')

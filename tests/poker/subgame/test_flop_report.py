@@ -61,6 +61,11 @@ def test_a_stopped_report_resumes_to_the_same_files_and_its_frequencies_are_the_
   # decisions too), and at the root those of a loop over the hands.
   record = done[FLOPS[1].board]
   assert results[0].ev == [record['ev']['oop'], record['ev']['ip']]
+  # Built apart (its own tree, not the report's shared one), the flop solves to the same numbers.
+  alone = again.spot(FLOPS[1]).build(hands_multiple=flop_report.HANDS_MULTIPLE)
+  assert alone.tree is not results[0].game.tree
+  result = real(alone, target_pct=1.0, eval_every=10, programs=PROGRAMS)
+  assert (result.iterations, result.ev) == (record['iterations'], results[0].ev)
   metadata, arrays = solving.strategy_arrays(results[0])
   for key, path in (('root', None), ('node', 'x')):
     row = grid.find_node(metadata['nodes'], path)
