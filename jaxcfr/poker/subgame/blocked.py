@@ -91,7 +91,13 @@ def _copy(node, parent: int, children: list, dealt=None):
 
 
 def build_blocks(
-  tree, tree_arrays, dtype=jnp.float32, devices: int = 1, symmetry=None, remaining=None
+  tree,
+  tree_arrays,
+  dtype=jnp.float32,
+  devices: int = 1,
+  symmetry=None,
+  remaining=None,
+  cache: dict | None = None,
 ) -> Blocks | None:
   """The blocks of a turn or flop tree built without padding (`subgame.build_tree(config)`), whose
   parts `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module
@@ -100,12 +106,18 @@ def build_blocks(
   that divides their count, a flop tree's turn cards over `devices`, padded to a multiple of them
   (`Blocks.shards`, `Blocks.padding`). With a `symmetry` (`isomorphism.Symmetry` of the spot; the
   deck's card ids by position `remaining`), one block per class of the first deal's cards
-  (`Blocks.merged`)."""
+  (`Blocks.merged`). `cache`: a dict kept across spots of this tree on other boards, where the tree's
+  cut into parts (which the board does not change) is kept."""
   info = tree.info
   config, nodes = info.config, info.nodes
   if config.street == 3 or any(d < 0 for d in info.decisions) or not info.river_keys:
     return None
-  built = _split(config, nodes, tree_arrays, dtype)
+  if cache is None:
+    built = _split(config, nodes, tree_arrays, dtype)
+  else:
+    if 'split' not in cache:
+      cache['split'] = _split(config, nodes, tree_arrays, dtype)
+    built = cache['split']
   if built is None:
     return None
   blocks, layout, firsts = built

@@ -663,7 +663,8 @@ def build_subgame(
       symmetry = isomorphism_module.symmetry(
         board, np.asarray(spot.hands), np.asarray(spot.ranges), deck.num_suits
       )
-    parts = blocked.build_blocks(tree, arrays, dtype, devices, symmetry, np.asarray(spot.remaining))
+    cache = None if trees is None else trees.setdefault(('blocks', key), {})
+    parts = blocked.build_blocks(tree, arrays, dtype, devices, symmetry, np.asarray(spot.remaining), cache)
   # The labels stay, the Python objects go.
   tree.info.nodes = NodeTable(nodes) if trees is None or shape is not None else trees['table', key]
   return Subgame(tree, spot, parts)
