@@ -22,7 +22,10 @@ The spots (trees identical in both: postflop-solver's thresholds as ours, `--add
   `flop-compress-both`: `flop-compress` against the peer's own 16-bit compression;
 - `twotone` (Td9d6h), `monotone` (Td7d2d), `paired` (Qs8hQc): the README ranges and sizes on boards
   with interchangeable suits, with `--compress`; `-noiso` (e.g. `twotone-noiso`): ours with
-  `--no-isomorphism`.
+  `--no-isomorphism`;
+- `turn-twotone` (Td9d6hQh: two suits, the other two interchangeable), `turn-monotone` (Td9d6dQd:
+  three interchangeable), `turn-paired` (Qs8hQc3d: spades and clubs swap): the turn spot's ranges and
+  sizes on turn boards whose river cards both solvers merge.
 
     python experiments/bench_threads.py [--rounds 3] [--threads 1,2] [--spots turn,flop-allin,flop]
       [--peer experiments/postflop_solver_peer/target/release/spot] [--out results.jsonl]
@@ -61,6 +64,12 @@ SPOTS['flop-compress-both'] = {**SPOTS['flop-compress'], 'peer_compress': True}
 # Boards with interchangeable suits (postflop-solver merges their turn and river cards; ours its turn
 # cards, `subgame.isomorphism`), 16-bit state (below the peer's float32 memory); `-noiso` solves every
 # card apart (ours only).
+for _name, _board in (
+  ('turn-twotone', 'Td9d6hQh'),
+  ('turn-monotone', 'Td9d6dQd'),
+  ('turn-paired', 'Qs8hQc3d'),
+):
+  SPOTS[_name] = {**SPOTS['turn'], 'board': _board}
 for _name, _board in (('twotone', 'Td9d6h'), ('monotone', 'Td7d2d'), ('paired', 'Qs8hQc')):
   SPOTS[_name] = {'board': _board, 'ranges': (OOP, IP), 'bets': '60%,e,a', 'raises': '2.5x', 'compress': True}
   SPOTS[f'{_name}-noiso'] = {**SPOTS[_name], 'no_isomorphism': True}

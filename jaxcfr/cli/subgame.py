@@ -399,14 +399,17 @@ def _run_spots(args, log) -> int:
     'algorithm': args.algorithm, 'target_pct': args.target or None, 'iterations': args.iterations,
     'eval_every': args.eval_every, 'compress': args.compress,
   }  # fmt: skip
+  trees = {}  # the tree of the last spot's sizing, built once for the spots that share it
   for number, line in enumerate(lines, 1):
     if not line.strip():
       continue
     try:
       spec = _spot(line, args)
+      if ('nodes', spec.config()) not in trees:
+        trees.clear()
       game = spec.build(
         dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
-        SPOTS_HANDS_MULTIPLE, args.compress,
+        SPOTS_HANDS_MULTIPLE, args.compress, trees=trees,
       )  # fmt: skip
       # With --batch, river spots of one shape solve together in one vmapped call (without a time
       # budget, which is each spot's own); the rest as they come.
