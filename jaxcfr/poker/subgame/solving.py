@@ -35,6 +35,7 @@ from jaxcfr.poker.rules.cards import PokerInputError
 from jaxcfr.poker.subgame import blocked as blocked_module
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import grid, showdown, tree
+from jaxcfr.poker.subgame import isomorphism as isomorphism_module
 from jaxcfr.poker.subgame import solver as solver_module
 from jaxcfr.poker.subgame.solver import subgame_solver
 
@@ -97,7 +98,7 @@ class SpotSpec:
     the hands as `make_spot` does, so that spots of one tree on other boards share programs.
     `compress`: the estimate counts the regrets and averages in 16 bits (`solve(compress=True)`).
     `isomorphism`: merge the first deal's cards that differ by interchangeable suits where the board
-    and the ranges allow it (`subgame.isomorphism`; the estimate does not count the saving).
+    and the ranges allow it (`subgame.isomorphism`; the estimate counts the blocks left to solve).
     `trees`: a dict a caller keeps across spots of one tree on other boards (a flop report's), in
     which the tree's nodes and arrays are made once (`build_subgame`'s `trees`)."""
     deck = self.deck()
@@ -113,7 +114,7 @@ class SpotSpec:
         trees['counts', config] = tree.describe(config, trees['nodes', config])
       nodes, counts = trees['nodes', config], trees['counts', config]
     if max_bytes is not None:
-      compact = self.fit(max_bytes, dtype, state_arrays, compact, compress, counts)
+      compact = self.fit(max_bytes, dtype, state_arrays, compact, compress, counts, isomorphism)
     game = subgame.build_subgame(
       config, board, weights, deck, dtype, range_hands=True, nodes=nodes, per_player=compact,
       hands_multiple=0 if compact else hands_multiple, isomorphism=isomorphism, trees=trees,
@@ -132,6 +133,23 @@ class SpotSpec:
       weights.append(parsed)
     return weights
 
+  def solved_share(self, weights: list[np.ndarray] | None = None) -> float:
+    """The share of the first deal's cards (a flop's turn cards, a turn's river cards) that suit
+    isomorphism leaves to solve, one per class (1 where nothing merges); `weights`: the ranges on
+    the board, where a caller has them."""
+    deck, board = self.deck(), cards.parse_board(self.board, self.deck())
+    if len(board) == 5:
+      return 1.0
+    if weights is None:
+      weights = [ranges.range_on_board(w, deck, board) for w in self.range_weights()]
+    hands = cards.hands(deck, board)
+    symmetry = isomorphism_module.symmetry(board, hands, np.array(weights), deck.num_suits)
+    if symmetry is None:
+      return 1.0
+    remaining = np.setdiff1d(deck.cards, board)
+    first, _ = symmetry.classes(remaining)
+    return len(np.unique(first)) / len(remaining)
+
   def fit(
     self,
     max_bytes: int,
@@ -140,22 +158,34 @@ class SpotSpec:
     compact: bool = False,
     compress: bool = False,
     counts: dict | None = None,
+    isomorphism: bool = True,
   ) -> bool:
     """Whether the spot is solved `compact` to fit `max_bytes` (`build`'s choice); `PokerInputError`
-    where it does not fit either way. `counts`: `tree.describe` of its tree, where a caller has it."""
+    where it does not fit either way. `counts`: `tree.describe` of its tree, where a caller has it;
+    `isomorphism`: count only the blocks suit isomorphism leaves to solve (`build`'s)."""
     deck, board, config = self.deck(), cards.parse_board(self.board, self.deck()), self.config()
     counts = tree.describe(config, tree.build(config)) if counts is None else counts
-    on_board = [ranges.range_on_board(w, deck, board) > 0 for w in self.range_weights()]
+    weights = [ranges.range_on_board(w, deck, board) for w in self.range_weights()]
+    on_board = [w > 0 for w in weights]
     hands = int((on_board[0] | on_board[1]).sum()), int(on_board[0].sum()), int(on_board[1].sum())
     blocked = config.street == 1 or (config.street == 2 and jax.default_backend() == 'cpu')
     cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
+    solved = self.solved_share(weights) if blocked and isomorphism else 1.0
     # A turn's river cards or a flop's turn cards split over devices: a block's passes on each at
     # once (a flop's padding blocks, `blocked.Blocks.padding`, add a fiftieth of the state or less).
     shards = 1 if not blocked else jax.local_device_count()
     if blocked and config.street == 2:
       shards = blocked_module.shards_of(cards_dealt, shards)
     need = functools.partial(
-      estimated_bytes, counts, hands, dtype, cards_dealt, state_arrays, shards=shards, compress=compress
+      estimated_bytes,
+      counts,
+      hands,
+      dtype,
+      cards_dealt,
+      state_arrays,
+      shards=shards,
+      compress=compress,
+      solved=solved,
     )
     compact = compact or (blocked and need() > max_bytes)
     if need(per_player=compact) > max_bytes:
@@ -192,6 +222,7 @@ def estimated_bytes(
   per_player: bool = False,
   shards: int = 1,
   compress: bool = False,
+  solved: float = 1.0,
 ) -> int:
   """About how much memory solving a tree with these counts (`tree.describe`) takes, over `hands`:
   (both ranges' hands, OOP's, IP's), or one count for all three; `blocks`: the cards of the first
@@ -207,7 +238,9 @@ def estimated_bytes(
   this estimate's 3.08, 2.27 against 2.47 `per_player`); and one block's passes, `_BYTES_FACTOR`
   per (node / `blocks`) x hand. The laid-out strategy (`--strategy-out`, `--plot`, `--html`) is not
   in it: on a flop, decision nodes x actions x hands more. `compress`: the regrets and averages take
-  2 bytes a number (the second copy, standing for the rest, stays at the float type's size)."""
+  2 bytes a number (the second copy, standing for the rest, stays at the float type's size).
+  `solved`: the share of the blocks solved where suit isomorphism merges some (the state below the
+  deal shrinks with it; the street above, a small part, is counted as if it did too)."""
   union, oop, ip = (hands,) * 3 if np.ndim(hands) == 0 else hands
   size = jnp.dtype(dtype).itemsize
   if not blocks:
@@ -215,7 +248,7 @@ def estimated_bytes(
     return int(_BYTES_FACTOR * cells * union * size)
   if not per_player:
     oop = ip = union
-  numbers = counts['edges'][0] * oop + counts['edges'][1] * ip
+  numbers = solved * (counts['edges'][0] * oop + counts['edges'][1] * ip)
   state = state_arrays * numbers * size
   stored = (2 * 2 + (state_arrays - 2) * size) * numbers if compress else state
   passes = _BYTES_FACTOR * (counts['nodes'] // blocks + 1) * union * size * shards

@@ -13,6 +13,8 @@ exploitabilities. A deliberately wrong suit map fails the first check.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -193,3 +195,21 @@ def test_locks_on_merged_cards_must_be_alike():
     locking.lock(game, locking.rows(game, ['x,x,2s=x:1']))  # the 2s, merged into the 2c
   plain = spot('7d6d2h5h', 7, '50%,a', isomorphism_on=False)
   assert locking.lock(plain, locking.rows(plain, ['x,x,2s=x:1'])).lock is not None
+
+
+def test_the_memory_estimate_counts_the_blocks_left_to_solve():
+  """The share of the first deal's cards solved is the blocks' (as the one-iteration cases count
+  them), and the estimate's state shrinks by it (one block's passes stay)."""
+  deck = cards.Deck(7, 4)
+  board = cards.parse_board('7d5d2d', deck)
+  symmetric = [ranges.range_on_board(w, deck, board) for w in symmetric_ranges(0)]
+  spec = solving.SpotSpec('7d5d2d', 100, 200, ('22+', '22+'), 'a', 'a', num_ranks=7)
+  assert spec.solved_share(symmetric) == 11 / 25
+  full = solving.SpotSpec('Td7d2d', 200, 900, ('66+,A8s+,AJo+,KQo', 'QQ-22,AQs-A2s,ATo+'))
+  assert full.solved_share() == 23 / 49
+  assert dataclasses.replace(full, board='Qs8h3c').solved_share() == 1.0
+  assert dataclasses.replace(full, board='Td7d2d6c3s').solved_share() == 1.0  # a river deals nothing
+  counts = {'edges': (1000, 2000), 'nodes': 5000}
+  plain = solving.estimated_bytes(counts, 300, jnp.float32, blocks=49)
+  merged = solving.estimated_bytes(counts, 300, jnp.float32, blocks=49, solved=23 / 49)
+  assert plain - merged == pytest.approx(2 * 2 * (1000 + 2000) * 300 * 4 * (1 - 23 / 49), abs=2)
