@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
   except KeyboardInterrupt:
     print('jaxcfr: interrupted', file=sys.stderr)
     return 130
+  except BrokenPipeError:  # the reader of stdout went (`| head`): stop quietly, as other tools do
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+    return 141
 
 
 def _start_jax(args) -> None:

@@ -266,3 +266,13 @@ def test_unwritable_outputs_fail_before_any_work(arguments, capsys):
   captured = capsys.readouterr()
   assert captured.out == '' and 'Traceback' not in captured.err
   assert '/proc' in captured.err and len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+  """`jaxcfr ... | head -1`: the command stops at the closed pipe with no traceback (status 141)."""
+  command = [sys.executable, '-m', 'jaxcfr.cli', 'games']
+  process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+  process.stdout.close()  # gone before the first line
+  err = process.stderr.read().decode()
+  assert process.wait(timeout=120) == 141
+  assert 'Traceback' not in err and 'Broken pipe' not in err
