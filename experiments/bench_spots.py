@@ -10,7 +10,7 @@ another, ours for the one process (importing JAX, building, compiling or reading
 cache, solving, writing), the spots per second, and the largest difference of OOP's EV between the
 two on a spot.
 
-    python experiments/bench_spots.py [--count 100] [--rounds 3] [--threads 1,2] [--seed 0]
+    python experiments/bench_spots.py [--count 100] [--rounds 3] [--threads 1,2] [--seed 0] [--batch]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def peer(binary: str, spots: list[str], threads: int) -> tuple[float, list[float
   return time.perf_counter() - start, evs
 
 
-def ours(spots: list[str], threads: int, folder: str) -> tuple[float, list[float]]:
+def ours(spots: list[str], threads: int, folder: str, batch: bool = False) -> tuple[float, list[float]]:
   pin = ['taskset', '-c', '0'] if threads == 1 else []
   path = os.path.join(folder, 'spots.jsonl')
   with open(path, 'w') as file:
@@ -58,6 +58,7 @@ def ours(spots: list[str], threads: int, folder: str) -> tuple[float, list[float
       file.write(json.dumps(line) + '\n')
   command = [*pin, sys.executable, '-m', 'jaxcfr.cli', 'subgame', '--spots', path, '--bets', '60%,e,a']
   command += ['--raises', '2.5x', '--add-all-in', '1.5', '--merge', '0.1', '--target', '0.5', '--quiet']
+  command += ['--batch'] if batch else []
   start = time.perf_counter()
   done = subprocess.run(command, capture_output=True, text=True, check=True)
   seconds = time.perf_counter() - start
@@ -74,6 +75,7 @@ def main() -> None:
   parser.add_argument('--threads', default='1,2')
   parser.add_argument('--seed', type=int, default=0)
   parser.add_argument('--peer', default=PEER)
+  parser.add_argument('--batch', action='store_true', help='ours with --batch (river spots vmapped together)')
   args = parser.parse_args()
   spots = boards(args.count, args.seed)
   rows = {}
@@ -81,7 +83,7 @@ def main() -> None:
     for round_ in range(args.rounds):
       for threads in map(int, args.threads.split(',')):
         peer_seconds, peer_evs = peer(args.peer, spots, threads)
-        our_seconds, our_evs = ours(spots, threads, folder)
+        our_seconds, our_evs = ours(spots, threads, folder, args.batch)
         gap = float(np.abs(np.array(peer_evs) - np.array(our_evs)).max())
         line = {'round': round_, 'threads': threads, 'peer_s': peer_seconds, 'ours_s': our_seconds}
         print(json.dumps({**line, 'max_ev_gap': gap}), flush=True)
