@@ -15,7 +15,8 @@ weights: while it is partial, the flops solved so far are a random sample of the
 `compare` gives the full report's frequencies with a 95% interval from that sample (a weighted
 ratio estimate, without-replacement correction).
 
-`time` runs our report as one process (start, compiling and every flop included) against the peer's
+`time` runs our report as one process (start, compiling and every flop included; into
+`experiments/records/reports/<N>/` when that is not there yet, so that `compare` reads it) against the peer's
 `spot` binary once per flop (`experiments/postflop_solver_peer`), at equal threads (one thread
 pinned to core 0 for both; `RAYON_NUM_THREADS` = ours), and checks each flop's EVs agree within the
 two exploitabilities. It appends a JSON line to `experiments/records/reports/timing.jsonl`.
@@ -141,7 +142,9 @@ def time_both(args) -> None:
   from jaxcfr.poker.subgame import flops  # noqa: PLC0415
 
   chosen = flops.flop_set(args.flops)
-  out = os.path.join(RECORDS, f'timing-{args.flops}-{args.threads}t-{int(time.time())}')
+  out = directory(args.flops)  # the first timed run is the subset's report `compare` reads
+  if os.path.exists(out):
+    out = os.path.join(RECORDS, f'timing-{args.flops}-{args.threads}t-{int(time.time())}')
   _, ours_seconds = timed(report_command(args.flops, out, args.threads), args.threads)
   env = {**os.environ, 'RAYON_NUM_THREADS': str(args.threads)}
   peer_seconds, disagree = 0.0, []

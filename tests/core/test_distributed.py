@@ -150,6 +150,7 @@ def test_a_sharded_full_width_solve_over_two_processes_is_the_one_process_solve(
   np.testing.assert_array_equal(_probabilities(tmp_path / 'p.npz'), one)
 
 
+@pytest.mark.slow  # the default suite's minutes; the two-process run itself stays in it
 def test_a_lost_process_ends_the_other_with_one_message(tmp_path):
   killed = []
 

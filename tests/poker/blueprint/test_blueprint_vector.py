@@ -91,7 +91,7 @@ def cells_of(game, table) -> np.ndarray:
     pytest.param('cfr', 'uniform', {}, marks=pytest.mark.slow),  # the suite's 10 minutes; random covers it
     ('cfr', 'random', {}),
     ('dcfr', 'random', {'alpha': 1.5, 'beta': 0.5, 'gamma': 2.0}),
-    ('cfr+', 'random', {}),
+    pytest.param('cfr+', 'random', {}, marks=pytest.mark.slow),  # the suite's minutes; cfr and dcfr stay
   ],
 )
 def test_every_board_once_is_one_full_width_cfr_iteration(algorithm, kind, hyperparameters):
