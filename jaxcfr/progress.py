@@ -23,7 +23,8 @@ import time
 
 class Progress:
   """Progress of `total` units (None: unknown) on `stream` (default: stderr at the
-  time of the call); `initial` units are already done (a resumed run)."""
+  time of the call); `initial` units are already done (a resumed run); `lines`: the plain lines
+  over a known total (a line each 1 / `lines` of it; 10 by default)."""
 
   def __init__(
     self,
@@ -37,6 +38,7 @@ class Progress:
     leave: bool = True,
     interval: float = 30.0,
     min_interval: float = 10.0,
+    lines: int = 10,
   ):
     self.total = total
     self.desc = desc
@@ -50,6 +52,7 @@ class Progress:
     self._shown = False  # a plain line was written
     self._interval = interval
     self._min_interval = min_interval
+    self._lines = lines  # plain lines over a known total: one per 1 / lines of it
     self._start = self._last = time.monotonic()
     self._tenths = self._tenth(initial)
     if quiet:
@@ -78,7 +81,7 @@ class Progress:
       now = time.monotonic()
       if self.total:
         tenths = self._tenth(self.count)
-        if tenths > self._tenths and tenths < 10 and now - self._last >= self._min_interval:
+        if tenths > self._tenths and tenths < self._lines and now - self._last >= self._min_interval:
           self._tenths = tenths
           self._line(now)
       elif now - self._last >= self._interval:
@@ -103,7 +106,7 @@ class Progress:
         self._write(f'{self._prefix()}{self.count:,} {self.unit} done in {seconds:.1f} s{self._tail()}')
 
   def _tenth(self, count: int) -> int:
-    return 10 * count // self.total if self.total else 0
+    return self._lines * count // self.total if self.total else 0
 
   def _line(self, now: float) -> None:
     self._last, self._shown = now, True

@@ -88,9 +88,12 @@ def run(args) -> int:
       f'{args.out}: {len(done)} of {len(chosen)} flops solved before; solving the other {len(left)}', file=log
     )
   bad = []
+  # A report runs for hours: in a log, a line a flop up to 100 flops, else a hundredth's (at most one
+  # each 10 s), with the time left.
   with progress.Progress(
-    total=len(chosen), initial=len(done), desc='flops', unit='flop', quiet=args.quiet
-  ) as bar:
+    total=len(chosen), initial=len(done), desc='flops', unit='flop', quiet=args.quiet,
+    lines=min(len(chosen), 100),
+  ) as bar:  # fmt: skip
     try:
       for flop in left:
         number = chosen.index(flop) + 1

@@ -276,6 +276,12 @@ def test_progress_says_the_time_left_at_the_runs_rate(monkeypatch):
   for _ in range(10):  # 10 flops in 100 s, 50 to go: 500 s
     progress.update(1)
   assert stream.getvalue().splitlines()[-1] == 'flops: 50/100 flop (50%), 100 s, about 500 s left'
+  assert len(stream.getvalue().splitlines()) == 1  # a line a tenth
+  stream = io.StringIO()
+  progress = Progress(total=100, unit='flop', stream=stream, min_interval=0, lines=100)
+  for _ in range(5):  # a line a hundredth
+    progress.update(1)
+  assert len(stream.getvalue().splitlines()) == 5
 
 
 def test_progress_quiet_and_terminal():
