@@ -85,7 +85,8 @@ def run(args) -> int:
   left = report.to_solve(done)
   if done:
     print(
-      f'{args.out}: {len(done)} of {len(chosen)} flops solved before; solving the other {len(left)}', file=log
+      f'{args.out}: {len(done):,} of {len(chosen):,} flops solved before; solving the other {len(left):,}',
+      file=log,
     )
   bad = []
   # A report runs for hours: in a log, a line a flop up to 100 flops, else a hundredth's (at most one
@@ -111,7 +112,7 @@ def run(args) -> int:
     except KeyboardInterrupt:
       bar.close()
       print(
-        f'jaxcfr: stopped with {len(done)} of {len(chosen)} flops solved (kept in {args.out}); the same '
+        f'jaxcfr: stopped with {len(done):,} of {len(chosen):,} flops solved (kept in {args.out}); the same '
         'command solves the rest',
         file=sys.stderr,
       )
@@ -138,7 +139,7 @@ def _print(summary: dict, total: int, bad: list, log) -> None:
   root = ', '.join(f'{action} {100 * share:.1f}%' for action, share in overall['root'].items())
   who = summary['nodes']['root']['player'].upper()
   print(
-    f'{summary["flops"]} of {total} flops (weighted): EV OOP {overall["ev"]["oop"]:.2f}, IP '
+    f'{summary["flops"]:,} of {total:,} flops (weighted): EV OOP {overall["ev"]["oop"]:.2f}, IP '
     f'{overall["ev"]["ip"]:.2f}; equity OOP {100 * overall["equity"]["oop"]:.2f}%; exploitability '
     f'mean {summary["exploitability_pct"]["mean"]:.3f}%, max {summary["exploitability_pct"]["max"]:.3f}% '
     'of the pot\n'
