@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import html
 import io
 import json
@@ -32,6 +33,7 @@ import os
 import numpy as np
 
 from jaxcfr import outputs
+from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
 from jaxcfr.poker.subgame import flops as flops_module
 from jaxcfr.poker.subgame import grid, solving
@@ -97,12 +99,29 @@ class Report:
       self.trees['nodes', config] = tree.build(config)
       self.trees['counts', config] = tree.describe(config, self.trees['nodes', config])
     counts = self.trees['counts', config]
-    arrays = solving.state_arrays(self.algorithm)
+    fit = functools.partial(
+      solving.SpotSpec.fit, max_bytes=self.max_bytes, dtype=jnp.dtype(self.dtype),
+      state_arrays=solving.state_arrays(self.algorithm), compact=self.compact, compress=self.compress,
+      counts=counts,
+    )  # fmt: skip
+    # The flop with the most hands, every card solved, bounds them all: one check where it fits.
+    deck, weights = self.spec.deck(), self.spec.range_weights()
+    hands = [
+      int(
+        sum(ranges.range_on_board(w, deck, cards.parse_cards(flop.board)) > 0 for w in weights)
+        .astype(bool)
+        .sum()
+      )
+      for flop in self.flops
+    ]
+    try:
+      fit(self.spot(self.flops[int(np.argmax(hands))]), isomorphism=False)
+      return
+    except PokerInputError:
+      pass
     for flop in self.flops:
       try:
-        self.spot(flop).fit(
-          self.max_bytes, jnp.dtype(self.dtype), arrays, self.compact, self.compress, counts
-        )
+        fit(self.spot(flop))
       except solving.MemoryLimitError as error:
         raise solving.MemoryLimitError(f'flop {flop.board}: {error}') from None
       except PokerInputError:  # a range without hands on this flop: reported when its turn comes
