@@ -105,7 +105,8 @@ class Report:
       counts=counts,
     )  # fmt: skip
     # The flop with the most hands, every card solved, bounds them all: one check where it fits.
-    deck, weights = self.spec.deck(), self.spec.range_weights()
+    deck = self.spec.deck()
+    weights = [ranges.parse_range(text, deck) for text in self.spec.ranges]  # unchecked: a flop may empty one
     hands = [
       int(
         sum(ranges.range_on_board(w, deck, cards.parse_cards(flop.board)) > 0 for w in weights)
