@@ -102,10 +102,11 @@ def build_blocks(
   """The blocks of a turn or flop tree built without padding (`subgame.build_tree(config)`), whose
   parts `tree_arrays(config, nodes, dtype)` builds (`subgame.tree_arrays`, passed in: this module
   sits below `subgame`); None for other trees (a river tree is one block already) and for trees in
-  which no decision follows a deal. A turn tree's river cards are split over the most of `devices`
-  that divides their count, a flop tree's turn cards over `devices`, padded to a multiple of them
-  (`Blocks.shards`, `Blocks.padding`). With a `symmetry` (`isomorphism.Symmetry` of the spot; the
-  deck's card ids by position `remaining`), one block per class of the first deal's cards
+  which no decision follows a deal. A turn tree's river cards, or a flop tree's turn cards, are split
+  over `devices`, padded to a multiple of them with blocks that deal nothing (`Blocks.shards`,
+  `Blocks.padding`: suit isomorphism can leave an odd count). With a `symmetry`
+  (`isomorphism.Symmetry` of the spot; the deck's card ids by position `remaining`), one block per
+  class of the first deal's cards
   (`Blocks.merged`). `cache`: a dict kept across spots of this tree on other boards, where the tree's
   cut into parts (which the board does not change) is kept."""
   info = tree.info
@@ -134,7 +135,7 @@ def build_blocks(
   slot[kept] = np.arange(len(kept))
   # A flop's turn cards over the devices: whole turn cards per device (one split for the iteration's
   # pass, not one per turn card), the count padded to a multiple of the devices.
-  padding = -len(kept) % devices if nested and devices > 1 else 0
+  padding = -len(kept) % devices if devices > 1 else 0
   # The whole tree's padding decision row reads the row after the layout's (padding blocks' included).
   upper_rows, forest_rows = blocks.upper_rows, blocks.forest_rows
   rows = upper_rows + (len(kept) + padding) * forest_rows
@@ -186,12 +187,16 @@ def build_blocks(
       padding=padding,
       merged=merged,
     )
+  # A turn tree's padding blocks repeat its first river card's board and deal card -1.
+  cards = np.concatenate([dealt[:, 0], np.full(padding, -1, dealt.dtype)])
+  boards = np.concatenate([boards, np.repeat(boards[:1], padding, 0)])
   return dataclasses.replace(
     blocks,
-    block_card=jnp.asarray(dealt[:, 0]),
+    block_card=jnp.asarray(cards),
     block_board=jnp.asarray(boards),
     decision_source=source,
-    shards=shards_of(len(dealt), devices),
+    shards=devices if devices > 1 else 1,
+    padding=padding,
     merged=merged,
   )
 
@@ -213,11 +218,6 @@ def _nested_within(forest: Blocks, within, block, first, pull, dealt, symmetry, 
   river_rows = within >= forest.upper_rows
   mapped = forest.upper_rows + image[block, inner // forest.forest_rows] * forest.forest_rows
   return np.where(river_rows, mapped + inner % forest.forest_rows, within)
-
-
-def shards_of(blocks: int, devices: int) -> int:
-  """The most of `devices` that divides `blocks` evenly (each device then runs as many blocks)."""
-  return max(d for d in range(1, max(devices, 1) + 1) if blocks % d == 0)
 
 
 def _map_nested(function, nested):

@@ -628,10 +628,10 @@ def build_subgame(
   `blocked.Blocks`, so that the solver runs the part below each deal one card at a time: faster
   iterations on a CPU, where the whole tree's passes stream its arrays through memory (a GPU wants a
   turn tree's whole arrays), and on a flop tree passes that hold one turn card's arrays at a time
-  (so flop trees come in blocks by default on every backend). A turn tree's river cards are split
-  over `devices` (default: all local devices; on a CPU, `--xla_force_host_platform_device_count`
-  host devices run on as many cores), or the most of them that divides the cards' count; a flop
-  tree's turn cards over `devices`, padded to a multiple of them (`blocked.Blocks.padding`). With
+  (so flop trees come in blocks by default on every backend). A turn tree's river cards, or a flop
+  tree's turn cards, are split over `devices` (default: all local devices; on a CPU,
+  `--xla_force_host_platform_device_count` host devices run on as many cores), padded to a multiple
+  of them (`blocked.Blocks.padding`). With
   `isomorphism`, where the board and both ranges leave suits interchangeable, the blocks of the first
   deal are one per class of its cards (`isomorphism`: the same results, fewer blocks to run).
   `trees`: a dict the caller keeps across spots of one tree on other boards, in which the tree's

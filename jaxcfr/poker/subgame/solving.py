@@ -172,10 +172,8 @@ class SpotSpec:
     cards_dealt = config.deck_size - tree.BOARD_SIZE[config.street] if blocked else 0
     solved = self.solved_share(weights) if blocked and isomorphism else 1.0
     # A turn's river cards or a flop's turn cards split over devices: a block's passes on each at
-    # once (a flop's padding blocks, `blocked.Blocks.padding`, add a fiftieth of the state or less).
+    # once (padding blocks, `blocked.Blocks.padding`, add a fiftieth of the state or less).
     shards = 1 if not blocked else jax.local_device_count()
-    if blocked and config.street == 2:
-      shards = blocked_module.shards_of(cards_dealt, shards)
     need = functools.partial(
       estimated_bytes,
       counts,

@@ -352,10 +352,10 @@ from jaxcfr.poker.subgame.solver import rows_to_state, state_to_rows, subgame_so
 from jaxcfr.poker.subgame.tree import TreeConfig, street_sizes
 
 jax.config.update('jax_enable_x64', True)
-deck = cards.Deck(4, 3)
 rng = np.random.default_rng(9)
 out = []
-for street, dealt in {streets!r}:
+for street, dealt, ranks in {streets!r}:
+  deck = cards.Deck(ranks, 3)
   config = TreeConfig(street, 60, 120, (street_sizes('50%', 'a'),) * 3, deck_size=deck.size)
   board = tuple(int(c) for c in rng.choice(deck.cards, dealt, replace=False))
   ranges = [rng.random(1326) * (rng.random(1326) < 0.7) for _ in range(2)]
@@ -371,7 +371,7 @@ for street, dealt in {streets!r}:
     state = update(state, games[0])
   state = jax.tree.map(lambda x: jnp.asarray(np.asarray(x)), state)  # on no device in particular
   assert not jax.tree.leaves(state.rule_state)
-  # The same state in the layout of 4 devices (a flop's turn cards padded to a multiple of 4).
+  # The same state in the layout of 4 devices (the first deal's cards padded to a multiple of 4).
   moved = lambda x: tuple(rows_to_state(games[1], state_to_rows(games[0], x)))
   split_state = state._replace(
     cumulative_regret=moved(state.cumulative_regret), cumulative_policy=moved(state.cumulative_policy)
@@ -399,21 +399,22 @@ print(json.dumps(out))
 
 @pytest.mark.slow  # the default suite's 10 minutes: one device's blocks are checked by the flop oracle test
 def test_blocks_split_over_devices_solve_as_on_one():
-  """A turn tree whose river cards' blocks, and a flop tree whose turn cards' blocks, are split over 4
-  host devices (each device runs its share; `Blocks.shards`; the flop's 9 turn cards padded to 12 with
-  blocks that deal nothing, `Blocks.padding`): from the same state, one update makes the same regrets
-  and average weights as on one device, and the checks give the same values; the state lives on the 4
-  devices. (One process for both: the default suite's minutes.)"""
-  script = _SHARDED.format(paths=import_paths(__file__), streets=((2, 4), (1, 3)))
+  """Turn trees whose river cards' blocks, and a flop tree whose turn cards' blocks, are split over 4
+  host devices (each device runs its share; `Blocks.shards`; the flop's 9 turn cards padded to 12 and a
+  turn's 11 river cards to 12 with blocks that deal nothing, `Blocks.padding`): from the same state, one
+  update makes the same regrets and average weights as on one device, and the checks give the same
+  values; the state lives on the 4 devices. (One process for all: the default suite's minutes.)"""
+  script = _SHARDED.format(paths=import_paths(__file__), streets=((2, 4, 4), (1, 3, 4), (2, 4, 5)))
   process = subprocess.run(
     [sys.executable, '-c', script], capture_output=True, text=True, env=host_devices_env(4), timeout=600
   )
   assert process.returncode == 0, process.stderr
-  for street, case in zip((2, 1), json.loads(process.stdout.splitlines()[-1]), strict=True):
+  cases = json.loads(process.stdout.splitlines()[-1])
+  for (street, _, ranks), case in zip(((2, 4, 4), (1, 3, 4), (2, 4, 5)), cases, strict=True):
     assert case['shards'] == [1, 4] and case['devices'] == 4, case
-    # The turn's 8 river cards split evenly; the flop's 9 turn cards padded with 3 that deal nothing,
-    # whole turn cards per device (its river cards not split again).
-    assert case['padding'] == ([0, 0] if street == 2 else [0, 3]), case
+    # The turn's 8 river cards split evenly, its 11 on the 15-card deck padded with 1; the flop's 9 turn
+    # cards padded with 3 that deal nothing, whole turn cards per device (its river cards not split again).
+    assert case['padding'] == {(2, 4): [0, 0], (1, 4): [0, 3], (2, 5): [0, 1]}[street, ranks], case
     assert case['inner_shards'] == (None if street == 2 else [1, 1]), case
     assert case['scale'] > 1
     assert max(case['errors']) <= 1e-9 * case['scale'], case
