@@ -89,8 +89,8 @@ def run(args) -> int:
       file=log,
     )
   bad = []
-  # A report runs for hours: in a log, a line a flop up to 100 flops, else a hundredth's (at most one
-  # each 10 s), with the time left.
+  # A report runs for hours: in a log, a line a flop up to 100 flops, else a hundredth's (no more often
+  # than `Progress`'s min_interval), with the time left.
   with progress.Progress(
     total=len(chosen), initial=len(done), desc='flops', unit='flop', quiet=args.quiet,
     lines=min(len(chosen), 100),
