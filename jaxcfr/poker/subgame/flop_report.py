@@ -92,13 +92,7 @@ class Report:
       return
     import jax.numpy as jnp  # noqa: PLC0415
 
-    from jaxcfr.poker.subgame import tree  # noqa: PLC0415
-
-    config = self.spot(self.flops[0]).config()
-    if ('nodes', config) not in self.trees:  # as `SpotSpec.build` keeps them
-      self.trees['nodes', config] = tree.build(config)
-      self.trees['counts', config] = tree.describe(config, self.trees['nodes', config])
-    counts = self.trees['counts', config]
+    _, counts = solving.shared_tree(self.spot(self.flops[0]).config(), self.trees)
     fit = functools.partial(
       solving.SpotSpec.fit, max_bytes=self.max_bytes, dtype=jnp.dtype(self.dtype),
       state_arrays=solving.state_arrays(self.algorithm), compact=self.compact, compress=self.compress,
@@ -149,7 +143,7 @@ class Report:
     elif not os.path.isdir(path) or os.path.islink(path):
       raise outputs.OutputError(f'--out: {path!r} is not a directory')
     elif os.path.exists(mine):
-      old = _read_settings(mine)
+      old = _read_ours(mine)
       if old is None:
         raise outputs.OutputError(f'--out: {path!r} holds a settings.json jaxcfr did not write; give another')
       if old != {'producer': 'jaxcfr', **settings}:
@@ -184,7 +178,7 @@ class Report:
       board = name.removesuffix('.json')
       if board not in wanted:
         continue
-      record = _read_settings(os.path.join(solved, name))
+      record = _read_ours(os.path.join(solved, name))
       if record is not None and record.get('format') == FORMAT + '-flop':
         record.pop('producer')
         record.pop('format')
@@ -238,7 +232,8 @@ class Report:
     os.replace(temporary, path)
 
 
-def _read_settings(path: str) -> dict | None:
+def _read_ours(path: str) -> dict | None:
+  """The JSON object at `path` if jaxcfr wrote it (settings or a flop's record), else None."""
   if not outputs.is_ours(path):
     return None
   try:

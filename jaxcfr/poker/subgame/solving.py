@@ -109,10 +109,7 @@ class SpotSpec:
       nodes = tree.build(config)
       counts = tree.describe(config, nodes) if max_bytes is not None else None
     else:
-      if ('nodes', config) not in trees:
-        trees['nodes', config] = tree.build(config)
-        trees['counts', config] = tree.describe(config, trees['nodes', config])
-      nodes, counts = trees['nodes', config], trees['counts', config]
+      nodes, counts = shared_tree(config, trees)
     if max_bytes is not None:
       compact = self.fit(max_bytes, dtype, state_arrays, compact, compress, counts, isomorphism)
     game = subgame.build_subgame(
@@ -194,6 +191,15 @@ class SpotSpec:
         'later street'
       )
     return compact
+
+
+def shared_tree(config: tree.TreeConfig, trees: dict) -> tuple[list, dict]:
+  """(`tree.build(config)`'s nodes, `tree.describe`'s counts), made once in `trees`, a dict a caller
+  keeps across spots of one tree on other boards (`SpotSpec.build`'s `trees`)."""
+  if ('nodes', config) not in trees:
+    trees['nodes', config] = tree.build(config)
+    trees['counts', config] = tree.describe(config, trees['nodes', config])
+  return trees['nodes', config], trees['counts', config]
 
 
 def state_arrays(algorithm: str) -> int:
