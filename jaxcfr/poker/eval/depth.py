@@ -37,13 +37,28 @@ PUSH_FOLD_BELOW = 14.0  # big blinds of effective stack under which DepthAware p
 
 
 def rules_of(policy) -> nlhe.NoLimitRules | None:
-  """The game a policy was built for (its blueprint tree's rules), or None for a policy that plays any
-  (the baselines)."""
+  """The game a policy plays only (its blueprint tree's rules), or None for a policy that plays any
+  (the baselines, `AtRules`, the search bot, which re-solves at the real stacks)."""
   for owner in (policy, getattr(policy, 'blueprint', None)):
     tree = getattr(owner, 'tree', None)
     if tree is not None and getattr(tree, 'rules', None) is not None:
       return tree.rules
   return None
+
+
+def built_for(policy) -> nlhe.NoLimitRules | None:
+  """The game a policy was built for: its own (`rules_of`), or the game of the policy under `AtRules`
+  (itself, or its blueprint's: the search bot); None for a policy of no depth (the baselines)."""
+  for owner in (policy, getattr(policy, 'blueprint', None)):
+    if isinstance(owner, AtRules):
+      return owner.own
+  return rules_of(policy)
+
+
+def any_depth(policy):
+  """`policy` able to play hands of any rules: `AtRules` over the game it plays only, else itself."""
+  own = rules_of(policy)
+  return policy if own is None else AtRules(policy, own)
 
 
 def model_states(state: nlhe.HandState, rules: nlhe.NoLimitRules) -> tuple[nlhe.HandState, np.ndarray]:
@@ -122,6 +137,22 @@ class AtRules:
         field[live] = part
       probs[live] = sub_probs
     return actions, probs
+
+  def range_classes(self, state):
+    """The policy's range query by buckets (`range_classes`, where it has one) for hands all still in
+    step with its game, its actions read back as real ones; None otherwise (the searches then ask
+    per pair, which `strategy` answers for parted hands too)."""
+    classes = getattr(self.policy, 'range_classes', None)
+    if classes is None:
+      return None
+    if state.rules == self.own:
+      return classes(state)
+    model, in_step = model_states(state, self.own)
+    answer = classes(model) if in_step.all() else None
+    if answer is None:
+      return None
+    actions, probs, bucket = answer
+    return real_actions(state, actions, self.own.big_blind / state.rules.big_blind), probs, bucket
 
 
 def at_rules(policy, rules: nlhe.NoLimitRules):
@@ -232,7 +263,7 @@ class DepthAware:
     """The deep policy built for the depth nearest `rules`' (by ratio; one of any depth is exact)."""
 
     def distance(policy) -> float:
-      own = rules_of(policy)
+      own = built_for(policy)
       if own is None:
         return 0.0
       return abs(np.log((own.stack / own.big_blind) / (rules.stack / rules.big_blind)))

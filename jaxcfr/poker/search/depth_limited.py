@@ -228,8 +228,8 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
     answer = classes(states) if classes is not None else None
     per_pair = None  # in pair mode with a bucket answer: each pair's bucket [n, 1326]
     if answer is None:
-      if plain.shape[1] not in (1, len(HOLES)):
-        raise RuntimeError(f'policy {policy!r} answered by buckets, then not')
+      if bucket is not None:  # answered by buckets, now not (a policy at another depth, parted): per pair
+        plain, chosen, done = _per_pair_reach(plain, chosen, bucket, done)
       classes = bucket = None
       answer = _by_buckets(policy, states)
       if answer is None:
@@ -271,6 +271,20 @@ def _expand(policy, states: nlhe.HandState, chooser: int, continuations: int, dt
     plain = np.take_along_axis(plain, bucket, axis=1)
     chosen = np.take_along_axis(chosen, bucket[:, None, :], axis=2)
   return np.concatenate(parts[0]), nlhe.concatenate(parts[1]), plain, chosen
+
+
+def _per_pair_reach(plain, chosen, bucket, done) -> tuple:
+  """`_expand`'s reach carried per bucket, read per pair ([., 1,326] by each pair's `bucket` [., 1,326]),
+  the terminals found so far alike; a column of ones (no decision met yet) stays one."""
+
+  def pairs(values, buckets):
+    if values.shape[-1] == 1:
+      return values
+    index = buckets if values.ndim == 2 else buckets[:, None, :]
+    return np.take_along_axis(values, index, axis=-1)
+
+  kept = [(s, st, pairs(p, b), pairs(c, b), None) for s, st, p, c, b in done]
+  return pairs(plain, bucket), pairs(chosen, bucket), kept
 
 
 @dataclasses.dataclass(frozen=True)

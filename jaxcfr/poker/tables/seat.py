@@ -7,9 +7,9 @@ inside the table's clock.
 
 The table's numbers (blinds, ante, stacks) need not be the policy's: a blueprint plays its own game
 (`rules_of(policy)`, 50/100 and 20,000 behind for every jaxcfr blueprint today), and a policy of any
-depth (a baseline, the depth-aware bot `jaxcfr.poker.eval.depth.DepthAware`) the table's blinds with the
-hand's effective stack behind the antes (`Seat.model_rules`); the table's hand is read into that game
-in big blinds (`model_state`):
+depth (a baseline, the depth-aware bot `jaxcfr.poker.eval.depth.DepthAware`, the search bot, which
+re-solves at the real stacks) the table's blinds with the hand's effective stack behind the antes
+(`Seat.model_rules`); the table's hand is read into that game in big blinds (`model_state`):
 
 - every amount is scaled by the ratio of the big blinds, and a raise is clamped into the policy's
   legal raise range (a raise the policy's game cannot hold, past its stacks, is its all-in); a fold
@@ -302,8 +302,10 @@ def _draw(policy, state: nlhe.HandState, holes: np.ndarray, u: float) -> tuple[i
 
 
 def _own_copy(blueprint):
-  """A policy answering as `blueprint` with caches of its own (a `BlueprintPolicy` shares the arrays);
-  any other policy is itself."""
+  """A policy answering as `blueprint` with caches of its own (a `BlueprintPolicy` shares the arrays;
+  `depth.AtRules` over one, the search bot's, its own copy); any other policy is itself."""
+  if isinstance(blueprint, depth.AtRules):
+    return depth.AtRules(_own_copy(blueprint.policy), blueprint.own)
   arrays, buckets = getattr(blueprint, 'blueprint', None), getattr(blueprint, 'buckets', None)
   if arrays is None or buckets is None:
     return blueprint

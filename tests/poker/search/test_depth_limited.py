@@ -83,13 +83,14 @@ def test_the_round_game_values_a_river_spot_as_the_public_tree_does():
   assert iterations == 100 and depth_limited.exploitability(round_game, average) < 0.005 * config.pot
 
 
-def leaf(history):
-  """One hand after `history` (kind, amount) from the deal with a fixed flop As Kd 7c and turn 2h
-  (hole cards elsewhere)."""
+def leaf(history, rules=nlhe.DEFAULT_RULES):
+  """One hand of `rules` after `history` (kind, amount) from the deal with a fixed flop As Kd 7c and
+  turn 2h (hole cards elsewhere)."""
   board = parse_cards('AsKd7c2h3s')
   hole = np.array([[parse_cards('9c9d'), parse_cards('QhJh')]])
+  noise = np.random.default_rng(5).random((1, nlhe.max_actions(rules)))
   return nlhe.replay(
-    nlhe.initial(hole, np.array([board]), noise=np.random.default_rng(5).random((1, 210))),
+    nlhe.initial(hole, np.array([board]), rules, noise),
     np.array([[k for k, _ in history]]),
     np.array([[a for _, a in history]]),
   )
@@ -542,6 +543,58 @@ def test_a_blueprint_expands_leaves_by_buckets_as_pair_by_pair(blueprint, monkey
   assert len(calls) > 2 and by_bucket.plain.any()  # the turn's and the river's decisions
   for a, b in ((by_bucket.plain, by_pair.plain), (by_bucket.chosen, by_pair.chosen)):
     np.testing.assert_array_equal(a, b)
+
+
+class BucketsOnce:
+  """`policy`, answering by buckets (`range_classes`) the first time it is asked only, then pair by pair."""
+
+  name = 'buckets-once'
+
+  def __init__(self, policy):
+    self.policy, self.asked = policy, 0
+
+  def strategy(self, state, holes):
+    return self.policy.strategy(state, holes)
+
+  def range_classes(self, state):
+    self.asked += 1
+    return self.policy.range_classes(state) if self.asked == 1 else None
+
+
+def test_leaves_expand_alike_when_the_buckets_stop_answering_and_at_another_depth(blueprint, monkeypatch):  # noqa: F811 (the fixture)
+  """A policy that answers by buckets, then not (a blueprint at another depth once a line parts from its
+  game) gives the pair-by-pair rows, the terminals already found read per pair too; a 200-bb
+  blueprint asked through `depth.AtRules` about 100-bb hands answers by buckets while every line is in
+  step and gives the rows of asking it pair by pair."""
+  from jaxcfr.poker.eval import depth  # noqa: PLC0415
+
+  turn = [(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)]
+  lines = ([(RAISE, 150), (CALL, 0)], [(CALL, 0)] * 2)
+  hands = [leaf(turn + line) for line in lines]
+  board = hands[0].board[0]
+  runouts = depth_limited.runout_tables(board[:4], depth_limited.river_cards(board[:4])[::8])
+  for chooser in (0, 1):
+    once = BucketsOnce(blueprint)
+    switched = depth_limited.leaves_rows(once, hands, runouts, chooser, 4)
+    by_pair = depth_limited.leaves_rows(Pairwise(blueprint), hands, runouts, chooser, 4)
+    assert once.asked > 1
+    for a, b in zip(switched, by_pair, strict=True):
+      np.testing.assert_array_equal(a.plain, b.plain)
+      np.testing.assert_array_equal(a.chosen, b.chosen)
+  deeper = nlhe.NoLimitRules(50, 100, 10_000)
+  at = depth.AtRules(blueprint, blueprint.tree.rules)
+  answered = []
+  classes = depth.AtRules.range_classes
+  counted = lambda self, state: answered.append(classes(self, state)) or answered[-1]  # noqa: E731
+  monkeypatch.setattr(depth.AtRules, 'range_classes', counted)
+  short = [leaf(turn + line, deeper) for line in lines]
+  for chooser in (0, 1):
+    by_bucket = depth_limited.leaves_rows(at, short, runouts, chooser, 4)
+    by_pair = depth_limited.leaves_rows(Pairwise(at), short, runouts, chooser, 4)
+    for a, b in zip(by_bucket, by_pair, strict=True):
+      np.testing.assert_array_equal(a.plain, b.plain)
+      np.testing.assert_array_equal(a.chosen, b.chosen)
+  assert answered and all(answer is not None for answer in answered)
 
 
 def test_the_leaf_cache_answers_as_a_fresh_build_and_keeps_at_most_its_entries():

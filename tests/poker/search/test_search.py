@@ -3,6 +3,8 @@ built from real states (pot, stacks, who acts, the facing bet, legal root action
 polarised river spot, the policy's strategy against `solving.solve` on the same spot, and a short match
 through the match engine's checks, deterministic given the seed."""
 
+import types
+
 import nlhe_oracle
 import numpy as np
 import pytest
@@ -783,3 +785,56 @@ def test_batched_re_solves_equal_re_solves_one_by_one(monkeypatch, gadget):
     np.testing.assert_array_equal(x, y)
   np.testing.assert_allclose(p0, p1, atol=1e-4)
   assert s0 == s1 == [(3, 4)] * 6
+
+
+class OwnGameOnly:
+  """`policy` (a blueprint) that refuses to be asked about hands of any other game than its own."""
+
+  def __init__(self, policy):
+    self.policy, self.tree, self.asked = policy, policy.tree, 0
+
+  @property
+  def name(self):
+    return self.policy.name
+
+  def strategy(self, state, holes):
+    assert state.rules == self.tree.rules, state.rules
+    self.asked += 1
+    return self.policy.strategy(state, holes)
+
+
+def test_the_search_bot_re_solves_at_the_real_stacks_and_asks_its_blueprint_in_its_own_game(
+  blueprint, monkeypatch
+):
+  """A search over a 200-bb blueprint playing 25-bb hands plays them itself (no game of its own, as the
+  baselines), builds its subgames with the real stacks behind (2,500 less what is in: not 20,000 read
+  back), asks its blueprint only in the blueprint's game (preflop, the ranges), and answers legally;
+  the depth-aware bot over searches of two blueprints picks the one built nearest the stack."""
+  from jaxcfr.poker.eval import depth  # noqa: PLC0415
+
+  short = nlhe.NoLimitRules(50, 100, 2_500)
+  own = OwnGameOnly(blueprint)
+  bot = search.search_policy(
+    own, think_seconds=None, iterations=3, target_pct=None, streets=(3,), **SMALL, **UNSAFE
+  )
+  assert depth.rules_of(bot) is None and depth.at_rules(bot, short) is bot
+  assert depth.built_for(bot) == blueprint.tree.rules
+  configs = []
+  config_of = search.subgame_config
+  monkeypatch.setattr(search, 'subgame_config', lambda *a: configs.append(config_of(*a)) or configs[-1])
+  actions = [(RAISE, 300), (CALL, 0), (RAISE, 400), (CALL, 0), (CALL, 0), (CALL, 0)]
+  state = nlhe.from_actions([actions], np.array([[VALUE[0], CATCHERS[0]]]), np.array([BOARD]), short)
+  assert state.street[0] == 3 and state.to_act[0] == 1
+  acts, probs = bot.strategy(state, state.hole[:, state.to_act[0]][:, None])
+  match.check_strategy(bot, acts, probs, 1)
+  on = acts.valid[0]
+  assert all(nlhe.is_legal(state, acts.kind[:, a], acts.amount[:, a])[0] for a in np.flatnonzero(on))
+  assert configs and {(c.pot, c.stack) for c in configs} == {(1_400, 1_800)}  # 2,500 less the 700 in
+  assert acts.amount[0][on & (acts.kind[0] == RAISE)].max() == 1_800  # the real all-in, this round
+  assert own.asked > 0
+  deep = search.search_policy(blueprint, think_seconds=None, iterations=3, target_pct=None, streets=(3,))
+  shallow = types.SimpleNamespace(name='shallow', tree=types.SimpleNamespace(rules=short), strategy=None)
+  near = search.search_policy(shallow, think_seconds=None, iterations=3, target_pct=None, streets=(3,))
+  aware = depth.DepthAware([deep, near])
+  assert aware.nearest(nlhe.NoLimitRules(50, 100, 3_000)) is near
+  assert aware.nearest(nlhe.NoLimitRules(50, 100, 10_000)) is deep
