@@ -27,6 +27,7 @@ from abstractions.betting import (
   legal_actions,
   min_raise_to,
   pseudo_harmonic,
+  rules_dict,
   translate,
 )
 from abstractions.clustering import (
@@ -108,6 +109,7 @@ __all__ = [
   'percentile_thresholds',
   'preflop_class',
   'pseudo_harmonic',
+  'rules_dict',
   'save',
   'translate',
 ]

@@ -4,7 +4,8 @@ translation of off-tree bets (pseudo-harmonic mapping).
 Host-side game definition in plain Python: a betting state is small and the
 abstract tree is built once. Two players (heads-up); chips are integers.
 
-No-limit rules used here: the small and big blinds are posted; preflop the small
+No-limit rules used here: each player's ante (if any) and the small and big blinds
+are posted (an ante is dead money: in the pot, not part of a round's bets); preflop the small
 blind (the button) acts first and the big blind keeps the option to raise a call;
 after the flop the big blind acts first. A bet or raise must add at least the
 larger of the big blind and the last bet or raise increment of the round, unless
@@ -25,15 +26,26 @@ STREETS = ('preflop', 'flop', 'turn', 'river')
 
 @dataclasses.dataclass(frozen=True)
 class NoLimitRules:
-  """Blinds and starting stacks (the same for both players), in chips."""
+  """Blinds, starting stacks (the same for both players, before anything is posted) and each
+  player's ante (dead money posted before the blinds, 0 by default), in chips."""
 
   small_blind: int = 50
   big_blind: int = 100
   stack: int = 20_000
+  ante: int = 0
 
   def __post_init__(self):
-    if not (0 < self.small_blind <= self.big_blind < self.stack):
-      raise ValueError(f'need 0 < small_blind <= big_blind < stack, got {self}')
+    if not (0 < self.small_blind <= self.big_blind < self.stack - self.ante) or self.ante < 0:
+      raise ValueError(f'need 0 < small_blind <= big_blind < stack - ante and ante >= 0, got {self}')
+
+
+def rules_dict(rules: NoLimitRules) -> dict:
+  """The rules as a dict for files and fingerprints: without the ante where it is 0, so that what
+  was written before antes existed reads and hashes as it did."""
+  out = dataclasses.asdict(rules)
+  if not out['ante']:
+    del out['ante']
+  return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,9 +127,10 @@ class BettingState:
 
 
 def initial_state(rules: NoLimitRules) -> BettingState:
-  """Blinds posted; the small blind (player 0) acts first preflop."""
+  """Antes and blinds posted; the small blind (player 0) acts first preflop."""
   blinds = (rules.small_blind, rules.big_blind)
-  return BettingState(rules, 0, blinds, blinds, 0, 0, rules.big_blind, (False, False))
+  posted = (rules.ante + rules.small_blind, rules.ante + rules.big_blind)
+  return BettingState(rules, 0, posted, blinds, 0, 0, rules.big_blind, (False, False))
 
 
 def min_raise_to(state: BettingState) -> int:

@@ -168,20 +168,29 @@ def add_game_options(parser) -> None:
     help=f"each player's stack at the start of every hand, in big blinds (default {defaults.STACK_BB:g}); "
     'a blueprint of another depth plays these hands read into its own game',
   )  # fmt: skip
+  parser.add_argument(
+    '--ante', type=int, default=0, metavar='CHIPS',
+    help="each player's ante in chips, posted before the blinds out of the stack (default 0); a "
+    'blueprint trained without one plays these hands with the pot short by the antes',
+  )  # fmt: skip
 
 
 def game_rules(args):
-  """The game of --blinds and --stack (`nlhe.NoLimitRules`); `UsageError` with one line where no game
-  can start (a stack of at most one big blind, or one that is not a whole number of chips)."""
+  """The game of --blinds, --stack and --ante (`nlhe.NoLimitRules`); `UsageError` with one line where
+  no game can start (a stack of at most one big blind, or one that is not a whole number of chips, a
+  negative ante, or one that leaves at most a big blind behind)."""
   from abstractions.betting import NoLimitRules  # noqa: PLC0415
 
   small, big = args.blinds
   chips = args.stack * big
+  ante = getattr(args, 'ante', 0)
   if args.stack <= 1:
     raise UsageError(f'--stack must be more than one big blind, got {args.stack:g}')
   if abs(chips - round(chips)) > 1e-9:
     raise UsageError(f'--stack {args.stack:g} big blinds of {big} chips is not a whole number of chips')
-  return NoLimitRules(small, big, int(round(chips)))
+  if ante < 0 or round(chips) - ante <= big:
+    raise UsageError(f'--ante must be 0 or more and leave more than a big blind behind, got {ante}')
+  return NoLimitRules(small, big, int(round(chips)), ante)
 
 
 # The search bot: its options, declared and checked once, and policy specs.

@@ -135,7 +135,8 @@ def _carry(args, rules, log) -> int:
     )  # fmt: skip
   print(
     f'{result.policy_a} vs {result.policy_b}, stacks carried over from {rules.stack / rules.big_blind:g} bb '
-    f'at {rules.small_blind}/{rules.big_blind}: {result.matches:,} matches ({result.matches // 2:,} '
+    f'at {rules.small_blind}/{rules.big_blind}{_ante(rules.ante)}: {result.matches:,} matches '
+    f'({result.matches // 2:,} '
     f'mirrored pairs), {result.hands:,} hands in {result.seconds:.1f} s; {result.busted:,} ended by a bust\n'
     f'{result.policy_a} won {result.won:g} of {result.matches:,}: {100 * result.win_share:.1f}%, 95% CI '
     f'[{100 * result.win_ci95_low:.1f}%, {100 * result.win_ci95_high:.1f}%]; {result.mbb_per_hand:+.1f} '
@@ -145,11 +146,16 @@ def _carry(args, rules, log) -> int:
   return common.write_outputs(args, result.to_json(), log)
 
 
+def _ante(ante: int) -> str:
+  return f' ante {ante}' if ante else ''
+
+
 def _print(result, log) -> None:
   mode = f'{result.deals:,} deals in duplicate' if result.duplicate else 'seats alternating'
   game = ''
-  if (result.small_blind, result.big_blind, result.stack) != (50, 100, 20_000):
-    game = f' at {result.small_blind}/{result.big_blind}, {result.stack / result.big_blind:g} bb deep'
+  if (result.small_blind, result.big_blind, result.stack, result.ante) != (50, 100, 20_000, 0):
+    deep = result.stack / result.big_blind
+    game = f' at {result.small_blind}/{result.big_blind}{_ante(result.ante)}, {deep:g} bb deep'
   print(
     f'{result.policy_a} vs {result.policy_b}{game}: {result.hands:,} hands ({mode}) in '
     f'{result.seconds:.1f} s ({_rate(result.hands_per_second)} hands/s)\n'

@@ -95,7 +95,7 @@ class Table:
     )
     # Heads-up, pokerkit's player 0 posts the big blind: its player i is our player 1 - i.
     self.kit = pokerkit.NoLimitTexasHoldem.create_state(
-      automations, True, 0, (rules.small_blind, rules.big_blind), rules.big_blind, rules.stack, 2
+      automations, True, rules.ante, (rules.small_blind, rules.big_blind), rules.big_blind, rules.stack, 2
     )
     self.kit.deal_hole(_kit_cards(self.state.hole[0, 1]))
     self.kit.deal_hole(_kit_cards(self.state.hole[0, 0]))

@@ -85,10 +85,11 @@ def test_train_writes_a_blueprint_the_policy_reads(tables, tmp_path):
 
 @pytest.mark.slow
 def test_a_blueprint_of_another_depth_records_its_rules_and_plays_them(tables, tmp_path):
-  code, out, err, path = train(tables, tmp_path, '--stack', '25', '--blinds', '25/50')
+  code, out, err, path = train(tables, tmp_path, '--stack', '25', '--blinds', '25/50', '--ante', '5')
   assert code == 0, err
-  rules = nlhe.NoLimitRules(25, 50, 1250)
-  assert files.read_metadata(str(path))['rules'] == {'small_blind': 25, 'big_blind': 50, 'stack': 1250}
+  rules = nlhe.NoLimitRules(25, 50, 1250, ante=5)
+  written = files.read_metadata(str(path))['rules']
+  assert written == {'small_blind': 25, 'big_blind': 50, 'stack': 1250, 'ante': 5}
   bot = policy.load_policy(str(path))
   assert bot.tree.rules == rules
   state = nlhe.deal(0, 64, rules)
@@ -144,6 +145,7 @@ def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_
     (('--max-memory', '-1'), 'argument --max-memory: must be a non-negative number, got -1'),
     (('--stack', '1'), '--stack must be more than one big blind, got 1'),
     (('--blinds', '100/50'), 'small at most the big'),
+    (('--stack', '2', '--ante', '100'), '--ante must be 0 or more and leave more than a big blind behind'),
   ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):

@@ -58,7 +58,7 @@ def replay(hole, board, actions, rules: NoLimitRules | None = None) -> Replay:
   state = pokerkit.NoLimitTexasHoldem.create_state(
     AUTOMATIONS,
     True,
-    0,
+    rules.ante,
     (rules.small_blind, rules.big_blind),
     rules.big_blind,
     rules.stack,

@@ -120,17 +120,17 @@ def test_a_seat_plays_a_policy_of_any_depth_at_the_tables_effective_stack():
   from jaxcfr.poker.tables.hand import TableHand, TableRules  # noqa: PLC0415
   from jaxcfr.poker.tables.seat import Seat  # noqa: PLC0415
 
-  # 8 bb behind the ante at a 25/50 table with an ante of 5: the push-or-fold ranges of 8 bb.
-  solution = pushfold.solve(8.0, 0.0, 0.5)
+  # 8.1 bb at a 25/50 table with an ante of 5 (0.1 bb): the push-or-fold ranges of 8.1 bb, that ante.
+  solution = pushfold.solve(8.1, 0.1, 0.5)
   hand = TableHand(TableRules(25, 50, 5), (405, 3_000), 0, (20, 1))  # 7c 2d
   seat = Seat(depth.DepthAware(Built(baselines.AlwaysPot())), seed=0)
   rules = seat.model_rules(hand)
-  assert (rules.small_blind, rules.big_blind, rules.stack) == (25, 50, 400)
+  assert (rules.small_blind, rules.big_blind, rules.stack, rules.ante) == (25, 50, 405, 5)
   assert seat.act(hand) == (nlhe.FOLD, 0) and solution.push[ranges_class(hand.hole)] == 0.0
   king_seven = TableHand(TableRules(25, 50, 5), (405, 3_000), 0, (44, 21))  # Kc 7d
   assert seat.act(king_seven) == (nlhe.RAISE, 400) and solution.push[ranges_class(king_seven.hole)] == 1.0
   deep = TableHand(TableRules(25, 50, 5), (10_000, 10_000), 0, (48, 49))
-  assert seat.model_rules(deep).stack == 9_995 and seat.act(deep)[0] == nlhe.RAISE  # the stand-in bets
+  assert seat.model_rules(deep).stack == 10_000 and seat.act(deep)[0] == nlhe.RAISE  # the stand-in bets
   built = Seat(Built(baselines.AlwaysPot()))
   assert built.model_rules(hand) == OWN  # a blueprint plays its own game at every table
 

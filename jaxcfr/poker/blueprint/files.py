@@ -23,7 +23,7 @@ import zipfile
 
 import numpy as np
 
-from abstractions.betting import NoLimitRules
+from abstractions.betting import NoLimitRules, rules_dict
 from jaxcfr import outputs
 from jaxcfr.poker.blueprint import tree as tree_lib
 from jaxcfr.poker.rules.cards import Deck
@@ -94,7 +94,7 @@ def metadata_for(
     'format_version': FORMAT_VERSION,
     'bets_preset': bets_name,
     'bets': tree_lib.describe_bets(tree.bets),
-    'rules': dataclasses.asdict(tree.rules),
+    'rules': rules_dict(tree.rules),
     'num_streets': tree.num_streets,
     'board_cards': list(board_cards),
     'deck': [deck.num_ranks, deck.num_suits],

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 import abstractions
+from abstractions.betting import rules_dict
 from jaxcfr import algorithms, memory, outputs
 from jaxcfr import training as library
 from jaxcfr.poker.blueprint import files, mccfr, vector
@@ -347,7 +348,7 @@ def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
   abstraction = load_tables(settings.abstraction)
   identity = {'devices': settings.devices, 'bets': settings.bets, 'abstraction': abstraction.fingerprint}
   if settings.rules != tree_lib.ACPC:  # (the default game leaves earlier checkpoints' identity as it was)
-    identity['rules'] = dataclasses.asdict(settings.rules)
+    identity['rules'] = rules_dict(settings.rules)
   if settings.checkpoint:
     check_checkpoints(settings.checkpoint, settings.keep_checkpoints, settings.resume, identity)
   game, tree = tables_game(abstraction, settings.bets, jnp.dtype(settings.dtype), settings.rules)
@@ -370,7 +371,7 @@ def _network_setup(settings: BlueprintSettings, given: dict) -> _Setup:
   solver = deep.deep_blueprint_solver(nodes, single=single, snapshots=snapshots, **given)
   identity = {'devices': 1, 'bets': settings.bets, 'history': settings.history}
   if settings.rules != tree_lib.ACPC:
-    identity['rules'] = dataclasses.asdict(settings.rules)
+    identity['rules'] = rules_dict(settings.rules)
   if settings.checkpoint:
     check_checkpoints(settings.checkpoint, settings.keep_checkpoints, settings.resume, identity)
   shapes = jax.tree.leaves(jax.eval_shape(lambda: solver.init(game, jax.random.key(0))))

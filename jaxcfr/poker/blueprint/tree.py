@@ -34,6 +34,7 @@ from abstractions.betting import (
   apply_action,
   initial_state,
   legal_actions,
+  rules_dict,
 )
 
 FOLD, CALL, RAISE = 0, 1, 2  # action kinds, as jaxcfr.poker.rules.nlhe numbers them
@@ -130,7 +131,7 @@ class BettingTree:
     digest = hashlib.sha256(
       json.dumps(
         {
-          'rules': dataclasses.asdict(self.rules),
+          'rules': rules_dict(self.rules),
           'bets': describe_bets(self.bets),
           'streets': self.num_streets,
         },

@@ -163,14 +163,15 @@ def at_rules(policy, rules: nlhe.NoLimitRules):
 
 @dataclasses.dataclass(frozen=True)
 class PushFoldPlayer:
-  """Plays push-or-fold strategies at the table's depth (stack and blinds of `state.rules`, no ante):
-  `lookup(stack_bb, small_blind_bb)` gives (push, call) float [169] per class (`ranges.HAND_CLASSES`).
+  """Plays push-or-fold strategies at the table's depth (stack, blinds and ante of `state.rules`):
+  `lookup(stack_bb, small_blind_bb, ante_bb)` gives (push, call) float [169] per class
+  (`ranges.HAND_CLASSES`).
   As the small blind's first action it goes all-in with its class's push probability, else folds; at
   any other preflop decision it goes all-in (calls an all-in, raises all-in otherwise, a limp included)
   with its class's probability of calling a push, else folds (checks when free); after the flop,
   reached only when it checked a limp, it checks and folds to a bet."""
 
-  lookup: Callable[[float, float], tuple[np.ndarray, np.ndarray]]
+  lookup: Callable[[float, float, float], tuple[np.ndarray, np.ndarray]]
   name: str = 'pushfold'
 
   def strategy(self, state, holes):
@@ -178,7 +179,8 @@ class PushFoldPlayer:
     if holes.ndim != 3 or holes.shape[2] != 2:
       raise ValueError(f'holes must be [B, K, 2], got shape {holes.shape}')
     rules = state.rules
-    push, call = self.lookup(rules.stack / rules.big_blind, rules.small_blind / rules.big_blind)
+    big = rules.big_blind
+    push, call = self.lookup(rules.stack / big, rules.small_blind / big, rules.ante / big)
     actions = nlhe.fold_call_raise(state, nlhe.legal(state).max_raise_to)
     classes = ranges.class_of_hands(holes)  # [B, K]
     opening = (state.street == 0) & (state.num_actions == 0)  # the small blind's first action
@@ -195,14 +197,15 @@ class PushFoldPlayer:
 class PushFoldTable:
   """Push-or-fold strategies solved on a grid of depths (no ante, one small blind, half a big blind by
   default): `lookup` answers with the grid's nearest depth (the shallowest below the grid's first, the
-  deepest above its last), for any small blind (a table of another ratio plays these strategies)."""
+  deepest above its last), for any small blind and ante (a table of another ratio or with antes
+  plays these strategies)."""
 
   stacks: np.ndarray  # float64 [G], rising, big blinds
   push: np.ndarray  # float32 [G, 169]
   call: np.ndarray  # float32 [G, 169]
   small_blind: float = 0.5
 
-  def lookup(self, stack: float, small_blind: float) -> tuple[np.ndarray, np.ndarray]:
+  def lookup(self, stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     row = int(np.argmin(np.abs(self.stacks - stack)))
     return self.push[row].astype(np.float64), self.call[row].astype(np.float64)
 
@@ -215,12 +218,13 @@ class PushFoldTable:
       return cls(data['stacks'], data['push'], data['call'], float(data['small_blind']))
 
 
-def solved(stack: float, small_blind: float) -> tuple[np.ndarray, np.ndarray]:
-  """(push, call) [169] of the equilibrium at this depth, no ante (`jaxcfr.poker.pushfold.solve`, SciPy:
-  not in an exported bot, which reads a `PushFoldTable`)."""
+def solved(stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+  """(push, call) [169] of the equilibrium at this depth and ante, in big blinds (an ante over one big
+  blind solved as one: the push-or-fold game's range; `jaxcfr.poker.pushfold.solve`, SciPy: not in an
+  exported bot, which reads a `PushFoldTable`)."""
   from jaxcfr.poker import pushfold  # noqa: PLC0415
 
-  solution = pushfold.solve(stack, 0.0, small_blind)
+  solution = pushfold.solve(stack, min(ante, 1.0), small_blind)
   return solution.push, solution.call
 
 

@@ -134,6 +134,9 @@ class LBRResult:
   lbr_seat: np.ndarray = dataclasses.field(repr=False)
   final: nlhe.HandState | None = dataclasses.field(default=None, repr=False)
   aivat_chips: np.ndarray | None = dataclasses.field(default=None, repr=False)  # LBR's estimate per hand
+  small_blind: int = nlhe.DEFAULT_RULES.small_blind
+  stack: int = nlhe.DEFAULT_RULES.stack  # each player's chips at the start of every hand
+  ante: int = 0  # each player's, posted before the blinds
 
   @property
   def hands_per_second(self) -> float:
@@ -172,6 +175,9 @@ class LBRResult:
       seed=self.seed,
       batch=self.batch,
       big_blind=self.big_blind,
+      small_blind=self.small_blind,
+      stack=self.stack,
+      ante=self.ante,
       setting=setting_name(self.actions),
       lbr_actions=','.join(self.actions),
       sd_mbb=self.sd_mbb,
@@ -543,4 +549,7 @@ def local_best_response(
     chips=summary['chips'],
     lbr_seat=summary['seats'],
     final=nlhe.concatenate(finals) if keep_hands else None,
+    small_blind=rules.small_blind,
+    stack=rules.stack,
+    ante=rules.ante,
   )

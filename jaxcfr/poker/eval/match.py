@@ -59,6 +59,7 @@ class MatchResult:
   aivat_chips: np.ndarray | None = dataclasses.field(default=None, repr=False)  # A's estimate per hand
   small_blind: int = nlhe.DEFAULT_RULES.small_blind
   stack: int = nlhe.DEFAULT_RULES.stack  # each player's chips at the start of every hand
+  ante: int = 0  # each player's, posted before the blinds
 
   @property
   def hands_per_second(self) -> float:
@@ -80,6 +81,7 @@ class MatchResult:
       big_blind=self.big_blind,
       small_blind=self.small_blind,
       stack=self.stack,
+      ante=self.ante,
       sd_mbb=self.sd_mbb,
       seats=[
         dict(seat=seat, mbb_per_hand=self.seat_mbb[seat], ci95_low=low, ci95_high=high)
@@ -335,6 +337,7 @@ def play_match(
     aivat_chips=np.concatenate(estimates) if aivat else None,
     small_blind=rules.small_blind,
     stack=rules.stack,
+    ante=rules.ante,
   )
 
 
@@ -360,7 +363,7 @@ class CarryResult:
   win_share: float
   win_ci95_low: float
   win_ci95_high: float
-  busted: int  # matches that ended with a player unable to post the big blind
+  busted: int  # matches that ended with a player unable to post the big blind (and the ante)
   hands: int
   mbb_per_hand: float
   ci95_low: float
@@ -368,6 +371,7 @@ class CarryResult:
   seconds: float
   final_stacks: np.ndarray = dataclasses.field(repr=False)
   hands_played: np.ndarray = dataclasses.field(repr=False)
+  ante: int = 0  # each player's, every hand
 
   def to_json(self) -> dict:
     """The figures as JSON-ready values, with each match's final stacks and hands."""
@@ -387,13 +391,13 @@ def play_carry_matches(
   on_progress: Callable[[int], None] | None = None,
 ) -> CarryResult:
   """`matches` matches of A against B (rounded up to an even number: mirrored pairs) that start at
-  `rules.stack` each and carry the stacks over from hand to hand; a match ends when a player has at
-  most one big blind left (bust: they cannot post it) or after `max_hands` hands (the bigger stack
-  wins). The button alternates; match 2k + 1 deals the cards of match 2k with the seats swapped, hand
-  for hand. Each hand is played at its effective stack (the shorter one; the deeper player's excess
-  is never in play heads-up), so hands of equal effective stacks are played as one batch.
-  on_progress(hands_done) after each round of hands. Cards and draws come from
-  `numpy.random.default_rng([seed, pair, hand])`: deterministic given the seed."""
+  `rules.stack` each and carry the stacks over from hand to hand; a match ends when a player has at most one
+  big blind (and the ante) left (bust: they cannot post them) or after `max_hands` hands (the bigger stack
+  wins). The button alternates; match 2k + 1 deals the cards of match 2k with the seats swapped, hand for
+  hand. Each hand is played at its effective stack (the shorter one; the deeper player's excess is never in
+  play heads-up), so hands of equal effective stacks are played as one batch. on_progress(hands_done) after
+  each round of hands. Cards and draws come from `numpy.random.default_rng([seed, pair, hand])`: deterministic
+  given the seed."""
   if not isinstance(matches, int) or isinstance(matches, bool) or matches < 2:
     raise ValueError(f'matches must be a whole number >= 2, got {matches!r}')
   if not isinstance(max_hands, int) or isinstance(max_hands, bool) or max_hands < 1:
@@ -409,13 +413,13 @@ def play_carry_matches(
   names = [getattr(p, 'name', repr(p)) for p in (policy_a, policy_b)]
   done = 0
   for hand in range(max_hands):
-    live = np.flatnonzero(stacks.min(axis=1) > rules.big_blind)
+    live = np.flatnonzero(stacks.min(axis=1) > rules.big_blind + rules.ante)
     if not len(live):
       break
     effective = stacks[live].min(axis=1)
     for depth_chips in np.unique(effective):
       group = live[effective == depth_chips]
-      group_rules = NoLimitRules(rules.small_blind, rules.big_blind, int(depth_chips))
+      group_rules = NoLimitRules(rules.small_blind, rules.big_blind, int(depth_chips), rules.ante)
       length = nlhe.max_actions(group_rules)
       streams = [np.random.default_rng([seed, int(m) // 2, hand]) for m in group]
       cards = np.stack([rng.permutation(52)[:9] for rng in streams])
@@ -432,7 +436,7 @@ def play_carry_matches(
     done += len(live)
     if on_progress is not None:
       on_progress(done)
-  busted = stacks.min(axis=1) <= rules.big_blind
+  busted = stacks.min(axis=1) <= rules.big_blind + rules.ante
   score = np.where(stacks[:, 0] > stacks[:, 1], 1.0, np.where(stacks[:, 0] < stacks[:, 1], 0.0, 0.5))
   pair_score = score.reshape(-1, 2).mean(axis=1)
   share, low, high, _ = _mean_ci(pair_score)
@@ -444,5 +448,5 @@ def play_carry_matches(
     seed=seed, small_blind=rules.small_blind, big_blind=rules.big_blind, won=float(score.sum()),
     win_share=share, win_ci95_low=low, win_ci95_high=high, busted=int(busted.sum()),
     hands=int(hands_played.sum()), mbb_per_hand=mbb, ci95_low=mbb_low, ci95_high=mbb_high,
-    seconds=time.perf_counter() - start, final_stacks=stacks, hands_played=hands_played,
+    seconds=time.perf_counter() - start, final_stacks=stacks, hands_played=hands_played, ante=rules.ante,
   )  # fmt: skip

@@ -1,11 +1,12 @@
 """Heads-up no-limit hold'em, the real game, as batched array code (NumPy on the host, int64 chips).
 
-Rules (`abstractions.NoLimitRules`, ACPC / Slumbot by default: blinds 50/100, stacks 20,000 reset every
-hand): player 0 is the small blind and the button, acts first preflop and last on the flop, turn and
-river. A bet or raise must add at least max(big blind, the last bet or raise increment of the round)
-unless it puts the player all-in; an all-in for less is always allowed and does not lower the next
-minimum; folding when not facing a bet is illegal; after a call of an all-in the board runs out.
-`abstractions.betting` is the scalar reference of these rules and pokerkit the oracle of the tests.
+Rules (`abstractions.NoLimitRules`, ACPC / Slumbot by default: blinds 50/100, stacks 20,000 reset every hand,
+no ante; an ante is posted by each player before the blinds, dead money: in `committed` and the pot, not in a
+round's bets): player 0 is the small blind and the button, acts first preflop and last on the flop, turn and
+river. A bet or raise must add at least max(big blind, the last bet or raise increment of the round) unless it
+puts the player all-in; an all-in for less is always allowed and does not lower the next minimum; folding when
+not facing a bet is illegal; after a call of an all-in the board runs out. `abstractions.betting` is the
+scalar reference of these rules and pokerkit the oracle of the tests.
 
 Every function works on a batch of B hands at once, vectorised over B (no Python loop per hand):
 
@@ -128,7 +129,7 @@ def deal(key_or_seed, batch: int, rules: NoLimitRules = DEFAULT_RULES) -> HandSt
 
 def initial(hole, board, rules: NoLimitRules = DEFAULT_RULES, noise=None) -> HandState:
   """New hands from given cards, hole int [B, 2, 2] and board int [B, 5] (distinct ids per hand), with
-  the blinds posted; noise float [B, L] (default: zeros)."""
+  the antes and blinds posted; noise float [B, L] (default: zeros)."""
   hole = np.asarray(hole).astype(np.int8)
   board = np.asarray(board).astype(np.int8)
   batch = hole.shape[0]
@@ -149,7 +150,7 @@ def initial(hole, board, rules: NoLimitRules = DEFAULT_RULES, noise=None) -> Han
     hole=hole,
     board=board,
     street=np.zeros(batch, np.int8),
-    committed=blinds.copy(),
+    committed=blinds + rules.ante,
     round_bet=blinds.copy(),
     to_act=np.zeros(batch, np.int8),
     last_increment=np.full(batch, rules.big_blind, np.int64),

@@ -8,13 +8,13 @@ inside the table's clock.
 The table's numbers (blinds, ante, stacks) need not be the policy's: a blueprint plays its own game
 (`rules_of(policy)`, 50/100 and 20,000 behind for every jaxcfr blueprint today), and a policy of any
 depth (a baseline, the depth-aware bot `jaxcfr.poker.eval.depth.DepthAware`, the search bot, which
-re-solves at the real stacks) the table's blinds with the hand's effective stack behind the antes
+re-solves at the real stacks) the table's blinds and antes with the hand's effective stack
 (`Seat.model_rules`); the table's hand is read into that game in big blinds (`model_state`):
 
 - every amount is scaled by the ratio of the big blinds, and a raise is clamped into the policy's
   legal raise range (a raise the policy's game cannot hold, past its stacks, is its all-in); a fold
-  where the policy's game has nothing to call is its check; antes are left out (at most a quarter of
-  a big blind each: the pot the policy sees is short by them);
+  where the policy's game has nothing to call is its check; a blueprint's own game has no antes (the
+  pot it sees is short by them, at most a quarter of a big blind each);
 - where the two games part (the policy's game has ended, or waits for another player or street, as
   when a table's short stack is all-in where the policy's is not), the seat checks or calls.
 
@@ -274,12 +274,11 @@ class Seat:
 
   def model_rules(self, hand) -> nlhe.NoLimitRules:
     """The game the policy plays `hand` in: its own (a blueprint's), or for a policy of any depth (a
-    baseline, `depth.DepthAware`) the table's blinds with the effective stack behind the antes."""
+    baseline, `depth.DepthAware`) the table's blinds and antes with the effective stack."""
     if not self._any_depth:
       return self.rules
-    big = hand.rules.big_blind
-    behind = min(hand.stacks) - hand.antes[0]
-    return nlhe.NoLimitRules(max(1, hand.rules.small_blind), big, max(behind, big + 1))
+    big, ante = hand.rules.big_blind, hand.antes[0]
+    return nlhe.NoLimitRules(max(1, hand.rules.small_blind), big, max(min(hand.stacks), ante + big + 1), ante)
 
   def _hand_noise(self, key, rules: nlhe.NoLimitRules) -> np.ndarray:
     """The hand's translation noise float [L] (`nlhe.HandState.noise`, L of `rules`), drawn once per

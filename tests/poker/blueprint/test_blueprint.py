@@ -77,6 +77,7 @@ def tree_paths(tree):
     (POT, RULES, 2),
     (POT, RULES, 1),
     (BetAbstraction((((0.5, 2.0),),) * 4, raise_cap=(2, 1, 0, 3)), NoLimitRules(50, 100, 1000), 4),
+    (BetAbstraction((((0.5, 2.0),),) * 4, raise_cap=(2, 1, 0, 3)), NoLimitRules(50, 100, 1000, ante=20), 4),
   ],
 )
 def test_the_tree_is_every_history_of_the_rules(bets, rules, streets):
@@ -132,8 +133,10 @@ def test_the_default_preset_tree_against_the_walk():
   assert tree.counts()['decision_nodes_per_street']['preflop'] == 18  # open, 3-, 4-, 5-bet (cap 4)
 
 
-def test_terminal_payoffs_are_zero_sum_chips():
-  tree = tree_lib.build_tree(POT, RULES, 2)
+@pytest.mark.parametrize('rules', [RULES, NoLimitRules(1, 2, 12, ante=1)], ids=['no-ante', 'ante'])
+def test_terminal_payoffs_are_zero_sum_chips(rules):
+  tree = tree_lib.build_tree(POT, rules, 2)
+  assert tuple(tree.committed[0]) == (rules.ante + 1, rules.ante + 2)  # antes are in the pot, dead
   fold, stake = tree_lib.utility(tree)
   for node in np.flatnonzero(tree.terminal):
     state = tree.states[node]

@@ -132,14 +132,28 @@ def test_small_stacks_and_odd_blinds_match_pokerkit():
   assert all(count > 0 for count in seen.values()), seen
 
 
-def test_agrees_with_the_scalar_reference_rules():
+def test_antes_match_pokerkit():
+  """Each player's ante posted before the blinds, dead money: the pot before every action, the legal
+  raises (a stack short by the ante) and the chips won, at short stacks reaching all-ins and deep."""
+  for seed, rules in ((5, NoLimitRules(25, 60, 1_000, ante=10)), (6, NoLimitRules(50, 100, 20_000, ante=25))):
+    seen = check_against_pokerkit(300, seed=seed, rules=rules)
+    assert seen['folds'] > 0 and seen['showdowns'] > 0, seen
+  preflop = nlhe.deal(0, 1, NoLimitRules(50, 100, 5_000, ante=10))
+  assert nlhe.pot(preflop)[0] == 170 and tuple(preflop.round_bet[0]) == (50, 100)
+  assert nlhe.legal(preflop).max_raise_to[0] == 4_990
+  with pytest.raises(ValueError, match='ante'):
+    NoLimitRules(50, 100, 150, ante=50)
+
+
+@pytest.mark.parametrize('rules', [RULES, NoLimitRules(25, 60, 1_000, ante=10)], ids=['no-ante', 'ante'])
+def test_agrees_with_the_scalar_reference_rules(rules):
   """Every field of every state, and the legal actions, as `abstractions.betting` computes them one
-  hand at a time."""
+  hand at a time (antes in the commitments of both)."""
   batch = 200
-  state, steps = play_random(batch, seed=4)
-  dealt = nlhe.deal(4, batch)
+  state, steps = play_random(batch, seed=4, rules=rules)
+  dealt = nlhe.deal(4, batch, rules)
   for b in range(batch):
-    scalar = betting.initial_state(RULES)
+    scalar = betting.initial_state(rules)
     replayed = nlhe.take(dealt, [b])
     for step in steps:
       kind, amount = int(step['kind'][b]), int(step['amount'][b])

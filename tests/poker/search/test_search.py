@@ -806,13 +806,13 @@ class OwnGameOnly:
 def test_the_search_bot_re_solves_at_the_real_stacks_and_asks_its_blueprint_in_its_own_game(
   blueprint, monkeypatch
 ):
-  """A search over a 200-bb blueprint playing 25-bb hands plays them itself (no game of its own, as the
-  baselines), builds its subgames with the real stacks behind (2,500 less what is in: not 20,000 read
-  back), asks its blueprint only in the blueprint's game (preflop, the ranges), and answers legally;
+  """A search over a 200-bb blueprint playing 25-bb hands with antes plays them itself (no game of its
+  own, as the baselines), builds its subgames with the real pot (antes in) and stacks behind (2,500 less
+  what is in: not 20,000 read back), asks its blueprint only in the blueprint's game (preflop, the ranges), and answers legally;
   the depth-aware bot over searches of two blueprints picks the one built nearest the stack."""
   from jaxcfr.poker.eval import depth  # noqa: PLC0415
 
-  short = nlhe.NoLimitRules(50, 100, 2_500)
+  short = nlhe.NoLimitRules(50, 100, 2_500, ante=10)
   own = OwnGameOnly(blueprint)
   bot = search.search_policy(
     own, think_seconds=None, iterations=3, target_pct=None, streets=(3,), **SMALL, **UNSAFE
@@ -829,8 +829,8 @@ def test_the_search_bot_re_solves_at_the_real_stacks_and_asks_its_blueprint_in_i
   match.check_strategy(bot, acts, probs, 1)
   on = acts.valid[0]
   assert all(nlhe.is_legal(state, acts.kind[:, a], acts.amount[:, a])[0] for a in np.flatnonzero(on))
-  assert configs and {(c.pot, c.stack) for c in configs} == {(1_400, 1_800)}  # 2,500 less the 700 in
-  assert acts.amount[0][on & (acts.kind[0] == RAISE)].max() == 1_800  # the real all-in, this round
+  assert configs and {(c.pot, c.stack) for c in configs} == {(1_420, 1_790)}  # 2,500 less the 710 in
+  assert acts.amount[0][on & (acts.kind[0] == RAISE)].max() == 1_790  # the real all-in, this round
   assert own.asked > 0
   deep = search.search_policy(blueprint, think_seconds=None, iterations=3, target_pct=None, streets=(3,))
   shallow = types.SimpleNamespace(name='shallow', tree=types.SimpleNamespace(rules=short), strategy=None)
