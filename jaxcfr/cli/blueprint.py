@@ -26,7 +26,7 @@ from jaxcfr.poker import defaults
 
 # jaxcfr.poker.blueprint's (not imported: it needs JAX): tree.PRESETS, training's ALGORITHMS,
 # SNAPSHOTS and KEEP_CHECKPOINTS, and vector's RULES, DEFAULT_RULE and default batch of boards.
-_PRESETS = ('small', 'default')
+_PRESETS = ('small', 'default', 'short')
 _ALGORITHMS = ('tabular', 'pcs', 'deep-cfr', 'sd-cfr')
 _RULES = ('cfr', 'cfr+', 'lcfr', 'dcfr')
 _DEFAULT_RULE = 'dcfr'
@@ -87,7 +87,8 @@ def _add_train(actions) -> None:
     default='small',
     help='bet abstraction preset: small (3,746 nodes, for a CPU: 2.5x opens, 3x re-raises, 75%% pot bets, '
     'pot raises, all-in; raise caps 3/2/2/2) or default (121,852 nodes: 33/75/150%% pot bets, 75/150%% '
-    'raises; caps 4/3/3/3) (default small)',
+    'raises; caps 4/3/3/3) or short (for tens of big blinds: 2x opens, 3x re-raises, 33%% pot bets, pot '
+    'raises, all-in; caps 3/2/2/2) (default small)',
   )
   count, seconds = common.positive_count, common.positive_seconds
   budget = train.add_argument_group('budget')

@@ -50,6 +50,9 @@ PRESETS: dict[str, BetAbstraction] = {
   'small': BetAbstraction((_PREFLOP, ((0.75,), (1.0,)), ((0.75,), (1.0,)), ((0.75,), (1.0,))), (3, 2, 2, 2)),
   # About 122,000 nodes: the brief's sizes; for an accelerator.
   'default': BetAbstraction((_PREFLOP, *(((0.33, 0.75, 1.5), (0.75, 1.5)),) * 3), (4, 3, 3, 3)),
+  # Short stacks (tens of big blinds): 2x opens (0.5 of the pot after calling) and 3x re-raises, a third
+  # of the pot or all-in after the flop, where 2.5x opens and 75% bets commit a third of the stack.
+  'short': BetAbstraction((((0.5,), (1.0,)), *(((0.33,), (1.0,)),) * 3), (3, 2, 2, 2)),
 }
 
 

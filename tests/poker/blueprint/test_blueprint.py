@@ -124,6 +124,11 @@ def test_presets_keep_the_brief_sizes():
   assert counts['decision_nodes'] == small.num_decisions < 2_000
   default_flop = tree_lib.PRESETS['default'].sizes(1, 0)
   assert default_flop == (0.33, 0.75, 1.5) and tree_lib.PRESETS['default'].all_in
+  # Short stacks: a 2x open (0.5 of the pot after calling) or all-in at 25 bb; a third of the pot on the flop.
+  short = tree_lib.build_tree('short', NoLimitRules(50, 100, 2_500))
+  assert [(a.kind, a.amount) for a in short.actions(0)] == [('fold', 0), ('call', 100), ('bet', 200),
+                                                             ('bet', 2_500)]  # fmt: skip
+  assert tree_lib.PRESETS['short'].sizes(1, 0) == (0.33,) and tree_lib.PRESETS['short'].sizes(0, 1) == (1.0,)
 
 
 @pytest.mark.slow
