@@ -101,12 +101,12 @@ A turn solved to the end (its tree deals 48 river cards, so a decision's time bu
 stays unsafe. The gadget's solves have no exploitability target (the game it solves is not the tracked
 ranges').
 
-**Any depth.** The bot plays hands of any blinds and stacks (`depth.rules_of` is None for it): its
-subgames are built from the real state, so a search after a blueprint of another depth re-solves at
-the real pot and stacks, while the blueprint (preflop, range tracking, leaves, alternatives, warm
-starts) is asked through `depth.AtRules`, each hand read into the blueprint's own game as at a table.
-In the depth-aware bot (`depth:search:A,search:B`) each depth's search runs over the blueprint built
-nearest it. At the blueprint's own depth nothing is translated.
+**Any depth.** The bot plays hands of any blinds and stacks (`jaxcfr.poker.rules.translation.rules_of` is
+None for it): its subgames are built from the real state, so a search after a blueprint of another depth
+re-solves at the real pot and stacks, while the blueprint (preflop, range tracking, leaves, alternatives,
+warm starts) is asked through `AtRules` (`jaxcfr.poker.rules.translation`), each hand read into the
+blueprint's own game as at a table. In the depth-aware bot (`depth:search:A,search:B`) each depth's search
+runs over the blueprint built nearest it. At the blueprint's own depth nothing is translated.
 
 **Batches.** With `batch_resolves` (by default on a GPU or TPU, where one program over many subgames
 costs little more than one; on XLA:CPU it costs more per spot than solving them in turn), the turn and
@@ -139,9 +139,9 @@ import numpy as np
 from abstractions import HOLES
 from jaxcfr import backend, protocol
 from jaxcfr.poker import defaults
-from jaxcfr.poker.eval import depth
 from jaxcfr.poker.rules import hands as hand_ranges
 from jaxcfr.poker.rules import nlhe
+from jaxcfr.poker.rules.translation import any_depth
 from jaxcfr.poker.search import depth_limited
 from jaxcfr.poker.subgame import game as subgame
 from jaxcfr.poker.subgame import tree
@@ -882,7 +882,7 @@ class SearchPolicy:
   exploitability %, seconds)."""
 
   def __init__(self, blueprint, config: SearchConfig, name: str | None = None):
-    self.blueprint = depth.any_depth(blueprint)  # asked at any depth: the searches are at the real one
+    self.blueprint = any_depth(blueprint)  # asked at any depth: the searches are at the real one
     self.config = config
     self.name = name or f'search:{getattr(blueprint, "name", "blueprint")}'
     self.timings = {street: [] for street in range(4)}

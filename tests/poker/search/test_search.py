@@ -807,9 +807,10 @@ def test_the_search_bot_re_solves_at_the_real_stacks_and_asks_its_blueprint_in_i
   blueprint, monkeypatch
 ):
   """A search over a 200-bb blueprint playing 25-bb hands with antes plays them itself (no game of its
-  own, as the baselines), builds its subgames with the real pot (antes in) and stacks behind (2,500 less
-  what is in: not 20,000 read back), asks its blueprint only in the blueprint's game (preflop, the ranges), and answers legally;
-  the depth-aware bot over searches of two blueprints picks the one built nearest the stack."""
+  own, as the baselines), builds its subgames with the real pot (antes in) and stacks behind (2,500
+  less what is in: not 20,000 read back), asks its blueprint only in the blueprint's game (preflop, the
+  ranges), and answers legally; the depth-aware bot over searches of two blueprints picks the one
+  built nearest the stack."""
   from jaxcfr.poker.eval import depth  # noqa: PLC0415
 
   short = nlhe.NoLimitRules(50, 100, 2_500, ante=10)
