@@ -56,6 +56,7 @@ TABLE_MODULES = (
   'jaxcfr/poker/defaults.py',
   'jaxcfr/poker/eval/depth.py',
   'jaxcfr/poker/rules/ranges.py',
+  'jaxcfr/poker/rules/translation.py',
   'jaxcfr/poker/eval/match.py',
   'jaxcfr/poker/tables/hand.py',
   'jaxcfr/poker/tables/seat.py',
