@@ -183,7 +183,7 @@ def game_rules(args):
 
   small, big = args.blinds
   chips = args.stack * big
-  ante = getattr(args, 'ante', 0)
+  ante = args.ante
   if args.stack <= 1:
     raise UsageError(f'--stack must be more than one big blind, got {args.stack:g}')
   if abs(chips - round(chips)) > 1e-9:

@@ -498,6 +498,14 @@ def test_factored_leaves_equal_the_matrices_and_weigh_every_river_card_one_in_44
     depth_limited.search_game(Shallow(), flop, 0, flop_config, ranges, flop_runouts, form='factored')
 
 
+def assert_same_rows(first, second):
+  """Two lists of `depth_limited.leaves_rows` are equal bit for bit: reaches and runouts."""
+  for a, b in zip(first, second, strict=True):
+    np.testing.assert_array_equal(a.plain, b.plain)
+    np.testing.assert_array_equal(a.chosen, b.chosen)
+    np.testing.assert_array_equal(a.runout, b.runout)
+
+
 class Pairwise:
   """A policy that answers pair by pair only (`strategy`, no `range_classes`)."""
 
@@ -527,10 +535,7 @@ def test_a_blueprint_expands_leaves_by_buckets_as_pair_by_pair(blueprint, monkey
   for chooser in (0, 1):
     by_bucket = depth_limited.leaves_rows(blueprint, hands, runouts, chooser, 4)
     by_pair = depth_limited.leaves_rows(Pairwise(blueprint), hands, runouts, chooser, 4)
-    for a, b in zip(by_bucket, by_pair, strict=True):
-      np.testing.assert_array_equal(a.plain, b.plain)
-      np.testing.assert_array_equal(a.chosen, b.chosen)
-      np.testing.assert_array_equal(a.runout, b.runout)
+    assert_same_rows(by_bucket, by_pair)
     assert by_bucket[0].plain.any() and not np.allclose(by_bucket[0].chosen[0], by_bucket[0].chosen[1])
   assert calls  # the buckets served the river
   calls.clear()
@@ -564,9 +569,9 @@ class BucketsOnce:
 def test_leaves_expand_alike_when_the_buckets_stop_answering_and_at_another_depth(blueprint, monkeypatch):  # noqa: F811 (the fixture)
   """A policy that answers by buckets, then not (a blueprint at another depth once a line parts from its
   game) gives the pair-by-pair rows, the terminals already found read per pair too; a 200-bb
-  blueprint asked through `depth.AtRules` about 100-bb hands answers by buckets while every line is in
-  step and gives the rows of asking it pair by pair."""
-  from jaxcfr.poker.eval import depth  # noqa: PLC0415
+  blueprint asked through `AtRules` about 100-bb hands answers by buckets while every line is in step
+  and gives the rows of asking it pair by pair."""
+  from jaxcfr.poker.rules.translation import AtRules  # noqa: PLC0415
 
   turn = [(CALL, 0), (CALL, 0), (CALL, 0), (CALL, 0)]
   lines = ([(RAISE, 150), (CALL, 0)], [(CALL, 0)] * 2)
@@ -578,22 +583,18 @@ def test_leaves_expand_alike_when_the_buckets_stop_answering_and_at_another_dept
     switched = depth_limited.leaves_rows(once, hands, runouts, chooser, 4)
     by_pair = depth_limited.leaves_rows(Pairwise(blueprint), hands, runouts, chooser, 4)
     assert once.asked > 1
-    for a, b in zip(switched, by_pair, strict=True):
-      np.testing.assert_array_equal(a.plain, b.plain)
-      np.testing.assert_array_equal(a.chosen, b.chosen)
+    assert_same_rows(switched, by_pair)
   deeper = nlhe.NoLimitRules(50, 100, 10_000)
-  at = depth.AtRules(blueprint, blueprint.tree.rules)
+  at = AtRules(blueprint, blueprint.tree.rules)
   answered = []
-  classes = depth.AtRules.range_classes
+  classes = AtRules.range_classes
   counted = lambda self, state: answered.append(classes(self, state)) or answered[-1]  # noqa: E731
-  monkeypatch.setattr(depth.AtRules, 'range_classes', counted)
-  short = [leaf(turn + line, deeper) for line in lines]
+  monkeypatch.setattr(AtRules, 'range_classes', counted)
+  deep_hands = [leaf(turn + line, deeper) for line in lines]
   for chooser in (0, 1):
-    by_bucket = depth_limited.leaves_rows(at, short, runouts, chooser, 4)
-    by_pair = depth_limited.leaves_rows(Pairwise(at), short, runouts, chooser, 4)
-    for a, b in zip(by_bucket, by_pair, strict=True):
-      np.testing.assert_array_equal(a.plain, b.plain)
-      np.testing.assert_array_equal(a.chosen, b.chosen)
+    by_bucket = depth_limited.leaves_rows(at, deep_hands, runouts, chooser, 4)
+    by_pair = depth_limited.leaves_rows(Pairwise(at), deep_hands, runouts, chooser, 4)
+    assert_same_rows(by_bucket, by_pair)
   assert answered and all(answer is not None for answer in answered)
 
 
