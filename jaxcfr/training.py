@@ -219,6 +219,7 @@ class _Programs(NamedTuple):
   policy_seconds_once: float  # one average policy
   evaluation_seconds: float  # one check (median of three)
   check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
+  init: Callable | None = None  # kept with `cache`: (game, key) -> the initial state, compiled
 
 
 def shape_signature(tree) -> tuple:
@@ -244,7 +245,11 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
   if cache is not None:
     signature = (*shape_signature(game), exact, warm_up, policy)
     if signature in cache:  # compiled and warmed up already
-      hit, box = cache[signature], [make_state()]  # `_placed` frees each leaf as it moves
+      # The state by the solver's init compiled for the shape, where there is one: made operation by
+      # operation it costs more than a small spot's solve's calls.
+      hit = cache[signature]
+      state = make_state() if hit.init is None else sharding.shard_state(hit.init(game, key), game)
+      box = [state]  # `_placed` frees each leaf as it moves
       return hit._replace(state=_placed(box, hit.run_chunk), jit_seconds=time.perf_counter() - jit_start)
   state = jax.eval_shape(make_state) if late else make_state()
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
@@ -311,7 +316,8 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
     policy_seconds_once, evaluation_seconds, check_cost,
   )  # fmt: skip
   if cache is not None:
-    cache[signature] = programs._replace(state=None)
+    init = None if placed else jax.jit(solver.init).lower(game, key).compile()  # an unsharded game's
+    cache[signature] = programs._replace(state=None, init=init)
   return programs
 
 

@@ -11,6 +11,7 @@ Host-side NumPy: this is input parsing, done once per spot.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -134,10 +135,19 @@ def hand_indices(deck: Deck, board: Sequence[int] = ()) -> np.ndarray:
   board = np.asarray(board, np.int64).reshape(-1)
   if np.any((board < 0) | (board >= 52)):
     raise ValueError(f'board card ids must be in 0..51, got {board.tolist()}')
+  return _hand_indices(deck, tuple(board.tolist()))
+
+
+@functools.lru_cache(maxsize=16)
+def _hand_indices(deck: Deck, board: tuple[int, ...]) -> np.ndarray:
+  """`hand_indices`, kept for the last few boards (building a spot asks for its board's several
+  times), read-only."""
   usable = np.zeros(52, bool)
   usable[deck.cards] = True
-  usable[board] = False
-  return np.flatnonzero(usable[HOLES[:, 0]] & usable[HOLES[:, 1]]).astype(np.int32)
+  usable[list(board)] = False
+  indices = np.flatnonzero(usable[HOLES[:, 0]] & usable[HOLES[:, 1]]).astype(np.int32)
+  indices.flags.writeable = False
+  return indices
 
 
 def hands(deck: Deck, board: Sequence[int] = ()) -> np.ndarray:

@@ -590,16 +590,9 @@ def make_spot(
   width_multiple = 32 if hands_multiple else 1
   tables = showdown.showdown_tables(hands, boards, dtype if showdown_by == 'matrix' else None, width_multiple)
   river_mask = ~(hands[None, :, :, None] == boards[:, None, None, :]).any(axis=(-1, -2))
-  return Spot(
-    jnp.asarray(np.array(board, np.int32)),
-    jnp.asarray(hands),
-    jnp.asarray(weights, dtype),
-    jnp.asarray(remaining),
-    jnp.asarray(card_mask),
-    tables,
-    jnp.asarray(river_mask),
-    split,
-  )
+  arrays = np.array(board, np.int32), hands, weights.astype(dtype), remaining, card_mask, river_mask
+  board, hands, weights, remaining, card_mask, river_mask = jax.device_put(arrays)  # one call
+  return Spot(board, hands, weights, remaining, card_mask, tables, river_mask, split)
 
 
 def build_subgame(

@@ -83,8 +83,11 @@ def strengths(hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
   safe = np.where(
     blocked[..., None], np.array([0, 1, 2, 3, 4, 5, 6])[None, None], seven
   )  # any distinct cards
-  values = np.asarray(jax.jit(hand_rank)(jnp.asarray(safe, jnp.int32)))
+  values = np.asarray(_hand_rank(safe.astype(np.int32)))
   return np.where(blocked, -1, values).astype(np.int32)
+
+
+_hand_rank = jax.jit(hand_rank)
 
 
 def disjoint_pairs(hands: np.ndarray) -> np.ndarray:
@@ -125,13 +128,16 @@ def showdown_tables(
   not_stronger = np.stack(
     [np.searchsorted(row, s, 'right') for row, s in zip(sorted_strength, strength, strict=True)]
   )
-  # The hands that hold each card (the same on every board), sorted by strength on each board.
-  holders = [np.flatnonzero((hands == c).any(axis=1)) for c in range(52)]
-  width = max(1, max(len(h) for h in holders))
+  # The hands that hold each card (the same on every board), in hand order, then sorted by strength
+  # on each board: each (card, hand) pair sorted by card, placed at its position among its card's.
+  held = hands.reshape(-1).astype(np.int64)  # [2H]: hand h's cards at 2h, 2h + 1
+  by_card = np.argsort(held, kind='stable')
+  counts = np.bincount(held, minlength=52)
+  width = max(1, int(counts.max(initial=0)))
   width = -(-width // width_multiple) * width_multiple
   card_hands = np.full((52, width), num_hands, np.int32)
-  for c, h in enumerate(holders):
-    card_hands[c, : len(h)] = h
+  position = np.arange(len(held)) - np.repeat(np.cumsum(counts) - counts, counts)
+  card_hands[held[by_card], position] = by_card // 2
   padded = np.concatenate([strength, np.full((len(strength), 1), np.iinfo(np.int32).max, np.int32)], 1)
   card_strength = padded[:, card_hands]  # [R, 52, K]: padding sorts last
   card_sort = np.argsort(card_strength, axis=2, kind='stable')
@@ -146,13 +152,10 @@ def showdown_tables(
     card_weaker[r] = base + (own < mine).sum(-1)
     card_not_stronger[r] = base + (own <= mine).sum(-1)
   boards_count = len(strength)
-  return ShowdownTables(
-    *(
-      jnp.asarray(table.reshape(boards_count, -1), INDEX)
-      for table in (order, weaker, not_stronger, card_order, card_weaker, card_not_stronger)
-    ),
-    matrix,
-  )
+  tables = (order, weaker, not_stronger, card_order, card_weaker, card_not_stronger)
+  # Converted here and moved in one call: an array at a time through jnp costs more than the rest.
+  moved = jax.device_put([table.reshape(boards_count, -1).astype(INDEX) for table in tables])
+  return ShowdownTables(*moved, matrix)
 
 
 def showdown_difference(tables: ShowdownTables, reach: jax.Array) -> jax.Array:

@@ -130,6 +130,14 @@ class SpotSpec:
       weights.append(parsed)
     return weights
 
+  def study_hands(self, multiple: int) -> int:
+    """The hands a study pads each spot of these ranges to (`build`'s `hands_multiple`): the hands in
+    either range before a board removes any, rounded up to `multiple`, so that spots of one tree on
+    any boards share one shape and compile their programs once (a board's own count, rounded, gives
+    a few shapes)."""
+    union = np.logical_or(*(ranges.parse_range(text, self.deck()) > 0 for text in self.ranges)).sum()
+    return int(-(-union // multiple) * multiple)
+
   def solved_share(self, weights: list[np.ndarray] | None = None) -> float:
     """The share of the first deal's cards (a flop's turn cards, a turn's river cards) that suit
     isomorphism leaves to solve, one per class (1 where nothing merges); `weights`: the ranges on

@@ -171,3 +171,18 @@ def test_spots_batch_on_the_command_line(tmp_path):
   code, _, err = run_cli('subgame', '--board', 'Td9d6hQc3s', '--pot', '200', '--stack', '900',
                          '--oop-range', 'QQ+', '--ip-range', 'JJ+', '--batch')  # fmt: skip
   assert code == 2 and 'give --spots' in err
+
+
+def test_a_study_pads_spots_on_every_board_to_one_shape():
+  """`SpotSpec.study_hands` (what --spots pads to): the ranges' hands before any board, rounded up, so
+  that boards that remove different numbers of the ranges' hands still give one shape (one compile),
+  where each board's own count rounded up gives two."""
+  from jaxcfr import training  # noqa: PLC0415
+  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+
+  ranges = (GOOD['oop_range'], GOOD['ip_range'])  # 56 hands before a board
+  specs = [solving.SpotSpec(board, 200, 900, ranges, '50%,a', '') for board in ('Td9d6hQc3s', 'AsKsQs2c3d')]
+  assert [spec.build(hands_multiple=16).num_hands for spec in specs] == [64, 48]
+  assert [spec.study_hands(16) for spec in specs] == [64, 64]
+  games = [spec.build(hands_multiple=spec.study_hands(16)) for spec in specs]
+  assert training.shape_signature(games[0]) == training.shape_signature(games[1])
