@@ -242,3 +242,26 @@ def test_a_table_refuses_the_depth_aware_bot_over_a_search_in_one_line():
 
   code, out, err = run_cli('acpc', '127.0.0.1', '9', '--bot', 'depth:search:equity')
   assert code == 2 and 'keeps the clock only as search:BLUEPRINT' in err and len(err.splitlines()) == 1, err
+
+
+def test_the_exported_push_or_fold_table_answers_at_the_nearest_ante_and_depth(tmp_path):
+  """`PushFoldTable` (what an exported bot reads): solved per ante and depth, each cell the solver's
+  equilibrium there; a lookup takes the nearest ante (over one big blind: one) and the nearest
+  depth; saved and loaded whole; a table saved before antes were a dimension loads as ante 0."""
+  table = depth.solved_table(below=2.0, step=0.5, antes=(0.0, 0.25, 1.0))
+  assert table.push.shape == table.call.shape == (3, 3, 169)
+  for ante, stack in ((0.0, 1.5), (0.2, 2.0), (3.0, 1.0)):
+    push, call = table.lookup(stack + 0.1, 0.5, ante)
+    exact = pushfold.solve(stack, {0.0: 0.0, 0.2: 0.25, 3.0: 1.0}[ante])
+    np.testing.assert_allclose(push, exact.push, atol=1e-6)
+    np.testing.assert_allclose(call, exact.call, atol=1e-6)
+  assert not np.array_equal(table.push[0, 1], table.push[1, 1])  # an ante widens the pushes
+  table.save(tmp_path / 'table.npz')
+  loaded = depth.PushFoldTable.load(tmp_path / 'table.npz')
+  np.testing.assert_array_equal(loaded.push, table.push)
+  np.testing.assert_array_equal(loaded.antes, table.antes)
+  np.savez(tmp_path / 'old.npz', stacks=table.stacks, push=table.push[0], call=table.call[0], small_blind=0.5)
+  old = depth.PushFoldTable.load(tmp_path / 'old.npz')
+  np.testing.assert_array_equal(old.lookup(1.5, 0.5, 0.25)[0], table.push[0, 1])
+  with pytest.raises(ValueError, match='antes, depths, 169'):
+    depth.PushFoldTable(table.stacks, table.push[:, :2], table.call, antes=table.antes)

@@ -16,6 +16,7 @@ solves): an exported bot runs it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -68,27 +69,45 @@ class PushFoldPlayer:
 
 @dataclasses.dataclass(frozen=True)
 class PushFoldTable:
-  """Push-or-fold strategies solved on a grid of depths (no ante, one small blind, half a big blind by
-  default): `lookup` answers with the grid's nearest depth (the shallowest below the grid's first, the
-  deepest above its last), for any small blind and ante (a table of another ratio or with antes
-  plays these strategies)."""
+  """Push-or-fold strategies solved on a grid of depths and antes (one small blind, half a big blind
+  by default): `lookup` answers with the grid's nearest ante (in big blinds, one big blind for more)
+  and, at it, its nearest depth (the shallowest below the grid's first, the deepest above its last),
+  for any small blind (a table of another ratio plays these strategies). A table saved without
+  antes (before they were a dimension) is one of ante 0."""
 
   stacks: np.ndarray  # float64 [G], rising, big blinds
-  push: np.ndarray  # float32 [G, 169]
-  call: np.ndarray  # float32 [G, 169]
+  push: np.ndarray  # float32 [N, G, 169] ([G, 169]: one ante, 0)
+  call: np.ndarray  # float32, as `push`
   small_blind: float = 0.5
+  antes: np.ndarray | None = None  # float64 [N], rising, big blinds; None: one, 0
+
+  def __post_init__(self):
+    if np.ndim(self.push) == 2:
+      object.__setattr__(self, 'push', np.asarray(self.push)[None])
+      object.__setattr__(self, 'call', np.asarray(self.call)[None])
+    antes = np.zeros(1) if self.antes is None else np.asarray(self.antes, np.float64)
+    object.__setattr__(self, 'antes', antes)
+    if self.push.shape != (len(antes), len(self.stacks), 169) or self.call.shape != self.push.shape:
+      raise ValueError(
+        f'a push-or-fold table of {len(antes)} antes and {len(self.stacks)} depths holds [antes, depths, '
+        f'169] strategies, got push {self.push.shape} and call {self.call.shape}'
+      )
 
   def lookup(self, stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    grid = int(np.argmin(np.abs(self.antes - min(ante, 1.0))))
     row = int(np.argmin(np.abs(self.stacks - stack)))
-    return self.push[row].astype(np.float64), self.call[row].astype(np.float64)
+    return self.push[grid, row].astype(np.float64), self.call[grid, row].astype(np.float64)
 
   def save(self, path: str) -> None:
-    np.savez(path, stacks=self.stacks, push=self.push, call=self.call, small_blind=self.small_blind)
+    np.savez_compressed(
+      path, stacks=self.stacks, push=self.push, call=self.call, small_blind=self.small_blind, antes=self.antes
+    )
 
   @classmethod
   def load(cls, path: str) -> PushFoldTable:
     with np.load(path) as data:
-      return cls(data['stacks'], data['push'], data['call'], float(data['small_blind']))
+      antes = data['antes'] if 'antes' in data.files else None
+      return cls(data['stacks'], data['push'], data['call'], float(data['small_blind']), antes)
 
 
 def solved(stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -101,14 +120,24 @@ def solved(stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndar
   return solution.push, solution.call
 
 
-def solved_table(below: float = PUSH_FOLD_BELOW, step: float = 0.1) -> PushFoldTable:
-  """The equilibria (`jaxcfr.poker.pushfold.solve`, SciPy) at 1, 1 + step, ... up to `below` bb."""
+# The antes an exported bot's push-or-fold table is solved at, in big blinds: none, the common tenth
+# to quarter of a big blind, half, and one (what `solved` makes of larger ones).
+PUSH_FOLD_ANTES = (0.0, 0.1, 0.125, 0.2, 0.25, 0.5, 1.0)
+
+
+@functools.cache  # a process that exports several bots solves the grid once
+def solved_table(
+  below: float = PUSH_FOLD_BELOW, step: float = 0.1, antes: tuple[float, ...] = PUSH_FOLD_ANTES
+) -> PushFoldTable:
+  """The equilibria (`jaxcfr.poker.pushfold.solve`, SciPy) at 1, 1 + step, ... up to `below` bb, at
+  each of `antes` (big blinds). Its arrays are shared: copy them to change them."""
   from jaxcfr.poker import pushfold  # noqa: PLC0415
 
   stacks = np.round(np.arange(1.0, below + step / 2, step), 6)
-  solutions = [pushfold.solve(float(stack)) for stack in stacks]
-  push = np.array([s.push for s in solutions], np.float32)
-  return PushFoldTable(stacks, push, np.array([s.call for s in solutions], np.float32))
+  solutions = [[pushfold.solve(float(stack), float(ante)) for stack in stacks] for ante in antes]
+  push = np.array([[s.push for s in row] for row in solutions], np.float32)
+  call = np.array([[s.call for s in row] for row in solutions], np.float32)
+  return PushFoldTable(stacks, push, call, antes=np.asarray(antes, np.float64))
 
 
 @dataclasses.dataclass(frozen=True)
