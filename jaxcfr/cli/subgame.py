@@ -9,11 +9,8 @@ Imports nothing heavy until it runs.
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures
 import functools
 import json
-import os
 import sys
 
 from jaxcfr import algorithms, outputs
@@ -301,7 +298,6 @@ SPOT_FLAGS = ('--board', '--pot', '--stack', '--oop-range', '--ip-range')
 # to a multiple of this (`SpotSpec.study_hands`), so that spots of one tree and ranges on other boards
 # share array shapes, and compile their programs once.
 SPOTS_HANDS_MULTIPLE = 64
-BUILT_AHEAD = 2  # spots built while one solves
 SPOT_KEYS = {
   'board': str, 'pot': int, 'stack': int, 'oop_range': str, 'ip_range': str, 'bets': str, 'raises': str,
   'donk': str, 'raise_cap': int, 'force_all_in': float, 'add_all_in': float, 'merge': float,
@@ -405,9 +401,9 @@ def _run_spots(args, log) -> int:
     'eval_every': args.eval_every, 'compress': args.compress,
   }  # fmt: skip
   trees = {}  # the tree of the last spot's sizing, built once for the spots that share it
-
-  def build(line):
-    """(spec, game) of one line, or the error that names what is wrong with it."""
+  for number, line in enumerate(lines, 1):
+    if not line.strip():
+      continue
     try:
       spec = _spot(line, args)
       if ('nodes', spec.config()) not in trees:
@@ -416,38 +412,20 @@ def _run_spots(args, log) -> int:
         dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
         spec.study_hands(SPOTS_HANDS_MULTIPLE), args.compress, trees=trees,
       )  # fmt: skip
-    except (ValueError, TrainingError) as error:
-      return None, error
-    return spec, game
-
-  numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
-  # With two cores or more the next spots are built in a thread while one solves (a solve's calls
-  # leave Python free), so that the building costs next to nothing (on one core the thread costs
-  # more than it saves); lines are still taken and answered in order.
-  ahead_count = BUILT_AHEAD if len(os.sched_getaffinity(0)) > 1 else 0
-  with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix='jaxcfr-spots') as pool:
-    ahead = collections.deque(pool.submit(build, line) for _, line in numbered[:ahead_count])
-    for index, (number, line) in enumerate(numbered):
-      spec, game = ahead.popleft().result() if ahead_count else build(line)
-      if ahead_count and index + ahead_count < len(numbered):
-        ahead.append(pool.submit(build, numbered[index + ahead_count][1]))
-      try:
-        if spec is None:
-          raise game  # the line's error
-        # With --batch, river spots of one shape solve together in one vmapped call (without a time
-        # budget, which is each spot's own); the rest as they come.
-        key = solving.batch_key(game) if args.batch and args.seconds is None else None
-        if key is not None:
-          pending.setdefault(key, []).append((number, spec, game))
-          if len(pending[key]) == solving.BATCH_SPOTS:
-            bad += solve_batch(key)
-          continue
-        result = solving.solve(game, **solve_args, seconds=args.seconds, dtype=dtype, programs=programs)
-      except (ValueError, TrainingError) as error:
-        bad += 1
-        print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
+      # With --batch, river spots of one shape solve together in one vmapped call (without a time
+      # budget, which is each spot's own); the rest as they come.
+      key = solving.batch_key(game) if args.batch and args.seconds is None else None
+      if key is not None:
+        pending.setdefault(key, []).append((number, spec, game))
+        if len(pending[key]) == solving.BATCH_SPOTS:
+          bad += solve_batch(key)
         continue
-      emit(number, spec, result)
+      result = solving.solve(game, **solve_args, seconds=args.seconds, dtype=dtype, programs=programs)
+    except (ValueError, TrainingError) as error:
+      bad += 1
+      print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
+      continue
+    emit(number, spec, result)
   for key in list(pending):
     bad += solve_batch(key)
   results = [text for _, text in sorted(results)]  # the file in the lines' order
