@@ -4,7 +4,7 @@ tables, and measure it.
     jaxcfr abstract --profile small --out tables/
     jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
       --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
-    jaxcfr blueprint train --algorithm pcs --abstraction tables/ --boards 16 --seconds 3600 --out pcs.npz
+    jaxcfr blueprint train --algorithm pcs --abstraction tables/ --seconds 3600 --out pcs.npz
     jaxcfr blueprint train --algorithm deep-cfr|sd-cfr --seconds 3600 --checkpoint run/ --out deep.npz
     jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json lbr.json
 
@@ -25,12 +25,11 @@ from jaxcfr.cli import common, lbr
 from jaxcfr.poker import defaults
 
 # jaxcfr.poker.blueprint's (not imported: it needs JAX): tree.PRESETS, training's ALGORITHMS,
-# SNAPSHOTS and KEEP_CHECKPOINTS, and vector's RULES, DEFAULT_RULE and default batch of boards.
+# SNAPSHOTS and KEEP_CHECKPOINTS, and vector's RULES and DEFAULT_RULE.
 _PRESETS = ('small', 'default', 'short')
 _ALGORITHMS = ('tabular', 'pcs', 'deep-cfr', 'sd-cfr')
 _RULES = ('cfr', 'cfr+', 'lcfr', 'dcfr')
 _DEFAULT_RULE = 'dcfr'
-_BOARDS = 16
 _SNAPSHOTS = 64
 _KEEP = 3
 
@@ -111,7 +110,10 @@ def _add_train(actions) -> None:
     )  # fmt: skip
   pcs = train.add_argument_group('public chance sampling (--algorithm pcs)')
   pcs.add_argument(
-    '--boards', type=int, metavar='N', help=f'boards sampled per player per iteration [default {_BOARDS}]'
+    '--boards',
+    type=int,
+    metavar='N',
+    help='boards sampled per player per iteration [default: one a device, --boards-at-once x --devices]',
   )
   pcs.add_argument(
     '--boards-at-once', type=int, metavar='K',

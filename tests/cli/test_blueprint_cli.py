@@ -271,7 +271,10 @@ def test_pcs_resumed_equals_uninterrupted_bit_for_bit(tables, pcs_run, tmp_path)
   [
     (('--boards', '0'), '--boards must be a positive integer, got 0'),
     (('--boards', '4', '--boards-at-once', '3'), 'multiple of --boards-at-once x --devices (3 x 1)'),
-    (('--devices', '3'), '--boards 16 must be a multiple of --boards-at-once x --devices (1 x 3)'),
+    (
+      ('--boards', '4', '--devices', '3'),
+      '--boards 4 must be a multiple of --boards-at-once x --devices (1 x 3)',
+    ),
     # The compiled iteration needs more than the limit: refused once compiled, before any iteration
     # (with -m slow: compiling PCS's iteration is the default suite's slowest refusal; the tabular
     # trainer's refusal after compiling runs by default: `test_bad_input_is_one_line_and_exit_status_2`).
@@ -303,5 +306,7 @@ def test_the_command_names_what_the_library_takes():
   """The command line keeps copies (it imports no JAX to build its parser): they must agree."""
   assert blueprint_cli._ALGORITHMS == training.ALGORITHMS and blueprint_cli._RULES == vector.RULES
   assert blueprint_cli._DEFAULT_RULE == vector.DEFAULT_RULE
-  assert blueprint_cli._BOARDS == inspect.signature(vector.vector_solver).parameters['batch_size'].default
-  assert blueprint_cli._BOARDS == vector.BOARDS
+  # --boards' default is the solver's: one board a device (`batch_size` None there).
+  assert inspect.signature(vector.vector_solver).parameters['batch_size'].default is None
+  assert vector.vector_solver().hyperparameters['batch_size'] == 1
+  assert vector.vector_solver(boards_per_step=2).hyperparameters['batch_size'] == 2

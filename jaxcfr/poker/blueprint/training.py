@@ -319,7 +319,8 @@ def _check_pcs(settings: BlueprintSettings) -> None:
       raise fail(f'--{flag.replace("_", "-")} must be a positive integer, got {value!r}')
   if settings.regret_rule is not None and settings.regret_rule not in vector.RULES:
     raise fail(f'--regret-rule must be one of {", ".join(vector.RULES)}, got {settings.regret_rule!r}')
-  boards, at_once = settings.boards or vector.BOARDS, settings.boards_at_once or 1
+  at_once = settings.boards_at_once or 1
+  boards = settings.boards or at_once * settings.devices  # one a device: the solver's default
   if boards % (at_once * settings.devices):
     raise fail(
       f'--boards {boards} must be a multiple of --boards-at-once x --devices ({at_once} x {settings.devices})'
@@ -340,7 +341,7 @@ class _Setup(NamedTuple):
 
 def _tabular_setup(settings: BlueprintSettings, given: dict) -> _Setup:
   if settings.algorithm == 'pcs':
-    options = {'batch_size': settings.boards or vector.BOARDS, 'algorithm': settings.regret_rule,
+    options = {'batch_size': settings.boards, 'algorithm': settings.regret_rule,
                'boards_per_step': settings.boards_at_once, 'devices': settings.devices}  # fmt: skip
     solver = vector.vector_solver(**{name: value for name, value in options.items() if value is not None})
   else:

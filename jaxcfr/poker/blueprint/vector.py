@@ -66,7 +66,6 @@ from jaxcfr.protocol import Solver
 NAME = 'blueprint-pcs'
 RULES = ('cfr', 'cfr+', 'lcfr', 'dcfr')  # the regret rules this trainer takes (jaxcfr.solvers')
 DEFAULT_RULE = 'dcfr'
-BOARDS = 16  # boards per player per update, by default
 
 
 class VectorState(NamedTuple):
@@ -110,7 +109,7 @@ def average_policy(state: VectorState, game: BlueprintGame) -> jax.Array:
 
 
 def vector_solver(
-  batch_size: int = BOARDS,
+  batch_size: int | None = None,
   algorithm: str = DEFAULT_RULE,
   boards_per_step: int = 1,
   alpha: float = 1.5,
@@ -118,8 +117,11 @@ def vector_solver(
   gamma: float = 2.0,
   devices: int = 1,
 ) -> Solver:
-  """Public chance sampling in vector form, `batch_size` boards per player per update (a
-  `jaxcfr.protocol.Solver` whose game is a `BlueprintGame`), under the regret rule of `algorithm`
+  """Public chance sampling in vector form, `batch_size` boards per player per update (default
+  `boards_per_step` x `devices`, one board a device at a time: on the small bets it trained the
+  least exploitable blueprints at 5, 10 and 20 minutes, against 16; docs/benchmarks.md, "The trainer
+  for the budget") (a `jaxcfr.protocol.Solver` whose game is a `BlueprintGame`), under the regret
+  rule of `algorithm`
   (one of `RULES`; `alpha`, `beta`, `gamma` are DCFR's), `boards_per_step` boards at a time on each
   of `devices` devices (over every process's, `jaxcfr.distributed`).
 
@@ -129,7 +131,9 @@ def vector_solver(
   however many processes hold the devices."""
   if algorithm not in RULES:
     raise ValueError(f'algorithm must be one of {", ".join(RULES)}, got {algorithm!r}')
-  for name, value in (('batch_size', batch_size), ('boards_per_step', boards_per_step), ('devices', devices)):
+  for name, value in (('boards_per_step', boards_per_step), ('devices', devices), ('batch_size', batch_size)):
+    if value is None and name == 'batch_size':
+      value = batch_size = boards_per_step * devices
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
       raise ValueError(f'{name} must be a positive integer, got {value!r}')
   if batch_size % (boards_per_step * devices):
