@@ -219,7 +219,7 @@ class _Programs(NamedTuple):
   policy_seconds_once: float  # one average policy
   evaluation_seconds: float  # one check (median of three)
   check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
-  init: Callable | None = None  # kept with `cache`: (game, key) -> the initial state, compiled
+  init: Callable | None = None  # kept with `cache`: (game, key) -> the initial state, jitted
 
 
 def shape_signature(tree) -> tuple:
@@ -316,7 +316,7 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
     policy_seconds_once, evaluation_seconds, check_cost,
   )  # fmt: skip
   if cache is not None:
-    init = None if placed else jax.jit(solver.init).lower(game, key).compile()  # an unsharded game's
+    init = None if placed else jax.jit(solver.init)  # an unsharded game's (a key of another type retraces)
     cache[signature] = programs._replace(state=None, init=init)
   return programs
 
