@@ -219,7 +219,6 @@ class _Programs(NamedTuple):
   policy_seconds_once: float  # one average policy
   evaluation_seconds: float  # one check (median of three)
   check_cost: float  # a check's share of a chunk's call (in-chunk checks; else 0)
-  init: Callable | None = None  # kept with `cache`: (game, key) -> the initial state, jitted
 
 
 def shape_signature(tree) -> tuple:
@@ -245,11 +244,7 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
   if cache is not None:
     signature = (*shape_signature(game), exact, warm_up, policy)
     if signature in cache:  # compiled and warmed up already
-      # The state by the solver's init compiled for the shape, where there is one: made operation by
-      # operation it costs more than a small spot's solve's calls.
-      hit = cache[signature]
-      state = make_state() if hit.init is None else sharding.shard_state(hit.init(game, key), game)
-      box = [state]  # `_placed` frees each leaf as it moves
+      hit, box = cache[signature], [make_state()]  # `_placed` frees each leaf as it moves
       return hit._replace(state=_placed(box, hit.run_chunk), jit_seconds=time.perf_counter() - jit_start)
   state = jax.eval_shape(make_state) if late else make_state()
   placed = {} if sharding.game_mesh(game) is None else {'out_shardings': jax.tree.map(_sharding_of, state)}
@@ -316,8 +311,7 @@ def _compile(game, solver, key, exact: bool, warm_up: bool, policy: bool = True,
     policy_seconds_once, evaluation_seconds, check_cost,
   )  # fmt: skip
   if cache is not None:
-    init = None if placed else jax.jit(solver.init)  # an unsharded game's (a key of another type retraces)
-    cache[signature] = programs._replace(state=None, init=init)
+    cache[signature] = programs._replace(state=None)
   return programs
 
 

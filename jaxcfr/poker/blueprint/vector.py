@@ -117,13 +117,12 @@ def vector_solver(
   gamma: float = 2.0,
   devices: int = 1,
 ) -> Solver:
-  """Public chance sampling in vector form, `batch_size` boards per player per update (default
-  `boards_per_step` x `devices`, one board a device at a time: on the small bets it trained the
-  least exploitable blueprints at 5, 10 and 20 minutes, against 16; docs/benchmarks.md, "The trainer
-  for the budget") (a `jaxcfr.protocol.Solver` whose game is a `BlueprintGame`), under the regret
-  rule of `algorithm`
-  (one of `RULES`; `alpha`, `beta`, `gamma` are DCFR's), `boards_per_step` boards at a time on each
-  of `devices` devices (over every process's, `jaxcfr.distributed`).
+  """Public chance sampling in vector form (a `jaxcfr.protocol.Solver` whose game is a
+  `BlueprintGame`): `batch_size` boards per player per update (default `boards_per_step` x
+  `devices`, one board a device at a time, which trained less exploitable blueprints than 16 at
+  every budget measured: docs/benchmarks.md, "The trainer for the budget"), under the regret rule of
+  `algorithm` (one of `RULES`; `alpha`, `beta`, `gamma` are DCFR's), `boards_per_step` boards at a
+  time on each of `devices` devices (over every process's, `jaxcfr.distributed`).
 
   The boards come from the state's key whatever the device count; each device sums the increments
   of its share of them and the shares are summed across devices (`psum`), so a different device

@@ -120,9 +120,9 @@ def solved(stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndar
   return solution.push, solution.call
 
 
-# The antes an exported bot's push-or-fold table is solved at, in big blinds: none, the common tenth
-# to quarter of a big blind, half, and one (what `solved` makes of larger ones).
-PUSH_FOLD_ANTES = (0.0, 0.1, 0.125, 0.2, 0.25, 0.5, 1.0)
+# The antes an exported bot's push-or-fold table is solved at, in big blinds: none, the common eighth
+# and quarter of a big blind, half, and one (what `solved` makes of larger ones).
+PUSH_FOLD_ANTES = (0.0, 0.125, 0.25, 0.5, 1.0)
 
 
 @functools.cache  # a process that exports several bots solves the grid once
