@@ -248,7 +248,7 @@ def test_the_exported_push_or_fold_table_answers_at_the_nearest_ante_and_depth(t
   """`PushFoldTable` (what an exported bot reads): solved per ante and depth, each cell the solver's
   equilibrium there; a lookup takes the nearest ante (over one big blind: one) and the nearest
   depth; saved and loaded whole; a table saved before antes were a dimension loads as ante 0."""
-  table = depth.solved_table(below=2.0, step=0.5, antes=(0.0, 0.25, 1.0))
+  table = depth.solved_table(stacks=(1.0, 1.5, 2.0), antes=(0.0, 0.25, 1.0))
   assert table.push.shape == table.call.shape == (3, 3, 169)
   for ante, stack in ((0.0, 1.5), (0.2, 2.0), (3.0, 1.0)):
     push, call = table.lookup(stack + 0.1, 0.5, ante)

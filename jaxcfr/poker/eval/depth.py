@@ -125,15 +125,21 @@ def solved(stack: float, small_blind: float, ante: float = 0.0) -> tuple[np.ndar
 PUSH_FOLD_ANTES = (0.0, 0.125, 0.25, 0.5, 1.0)
 
 
+# The depths it is solved at, in big blinds: every tenth from 1 to 5, where the ranges change fastest,
+# then every quarter up to `PUSH_FOLD_BELOW`.
+_FINE, _COARSE = np.arange(1.0, 5.0, 0.1), np.arange(5.0, PUSH_FOLD_BELOW + 0.125, 0.25)
+PUSH_FOLD_STACKS = tuple(float(x) for x in np.round(np.r_[_FINE, _COARSE], 6))
+
+
 @functools.cache  # a process that exports several bots solves the grid once
 def solved_table(
-  below: float = PUSH_FOLD_BELOW, step: float = 0.1, antes: tuple[float, ...] = PUSH_FOLD_ANTES
+  stacks: tuple[float, ...] = PUSH_FOLD_STACKS, antes: tuple[float, ...] = PUSH_FOLD_ANTES
 ) -> PushFoldTable:
-  """The equilibria (`jaxcfr.poker.pushfold.solve`, SciPy) at 1, 1 + step, ... up to `below` bb, at
-  each of `antes` (big blinds). Its arrays are shared: copy them to change them."""
+  """The equilibria (`jaxcfr.poker.pushfold.solve`, SciPy) at each of `stacks` and `antes` (big
+  blinds). Its arrays are shared: copy them to change them."""
   from jaxcfr.poker import pushfold  # noqa: PLC0415
 
-  stacks = np.round(np.arange(1.0, below + step / 2, step), 6)
+  stacks = np.asarray(stacks, np.float64)
   solutions = [[pushfold.solve(float(stack), float(ante)) for stack in stacks] for ante in antes]
   push = np.array([[s.push for s in row] for row in solutions], np.float32)
   call = np.array([[s.call for s in row] for row in solutions], np.float32)
