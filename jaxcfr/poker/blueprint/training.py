@@ -319,9 +319,8 @@ def _check_pcs(settings: BlueprintSettings) -> None:
       raise fail(f'--{flag.replace("_", "-")} must be a positive integer, got {value!r}')
   if settings.regret_rule is not None and settings.regret_rule not in vector.RULES:
     raise fail(f'--regret-rule must be one of {", ".join(vector.RULES)}, got {settings.regret_rule!r}')
-  at_once = settings.boards_at_once or 1
-  boards = settings.boards or at_once * settings.devices  # one a device: the solver's default
-  if boards % (at_once * settings.devices):
+  at_once, boards = settings.boards_at_once or 1, settings.boards  # None: the solver's, always a multiple
+  if boards is not None and boards % (at_once * settings.devices):
     raise fail(
       f'--boards {boards} must be a multiple of --boards-at-once x --devices ({at_once} x {settings.devices})'
     )
