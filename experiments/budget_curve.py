@@ -60,8 +60,7 @@ def main() -> int:
     files = {}
     for setting, name in zip(args.settings, names, strict=True):
       blueprint = os.path.join(args.out, f'{name}-{budget}.npz')
-      algorithm = [] if setting.split()[0] == 'tabular' else ['--algorithm', setting.split()[0]]
-      flags = [*algorithm, *setting.split()[1:]]
+      flags = ['--algorithm', *setting.split()]
       train = _run(
         [*jaxcfr, 'blueprint', 'train', '--abstraction', args.abstraction, '--bets', args.bets,
          '--seconds', str(budget), '--seed', str(args.seed), *flags, '--out', blueprint, '--quiet',

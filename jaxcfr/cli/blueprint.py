@@ -4,12 +4,12 @@ tables, and measure it.
     jaxcfr abstract --profile small --out tables/
     jaxcfr blueprint train --abstraction tables/ --bets small --seconds 3600 \\
       --checkpoint run/ --out blueprint.npz [--devices N] [--resume]
-    jaxcfr blueprint train --algorithm pcs --abstraction tables/ --seconds 3600 --out pcs.npz
+    jaxcfr blueprint train --algorithm tabular --abstraction tables/ --seconds 3600 --out mccfr.npz
     jaxcfr blueprint train --algorithm deep-cfr|sd-cfr --seconds 3600 --checkpoint run/ --out deep.npz
     jaxcfr blueprint evaluate blueprint.npz --lbr --hands 20000 --json lbr.json
 
-External-sampling MCCFR over sampled deals (`jaxcfr.poker.blueprint.mccfr`; or public chance
-sampling in vector form over sampled boards, `jaxcfr.poker.blueprint.vector`, on the same tables; or
+Public chance sampling in vector form over sampled boards (`jaxcfr.poker.blueprint.vector`; or
+external-sampling MCCFR over sampled deals, `jaxcfr.poker.blueprint.mccfr`, on the same tables; or
 Deep CFR / SD-CFR, `jaxcfr.poker.blueprint.deep`, networks on card and chip features instead of
 tables) through the library training loop: progress (iterations, traversals/s or boards/s, memory),
 checkpoints and exact resume. Bad input (missing or mismatched tables, a checkpoint of another run,
@@ -69,11 +69,12 @@ def _add_train(actions) -> None:
   train.add_argument(
     '--algorithm',
     choices=_ALGORITHMS,
-    default='tabular',
-    help='tabular: external-sampling MCCFR on bucket tables; pcs: public chance sampling in vector form '
-    'on the same tables (every hole pair at once on each sampled board); deep-cfr: Deep CFR, advantage and '
-    'strategy networks on card and chip features (no tables); sd-cfr: Single Deep CFR, advantage networks '
-    'only, a reservoir of them as the average (default tabular)',
+    default='pcs',
+    help='pcs: public chance sampling in vector form on bucket tables (every hole pair at once on each '
+    'sampled board; the least exploitable blueprints at every budget measured); tabular: external-sampling '
+    'MCCFR on the same tables; deep-cfr: Deep CFR, advantage and strategy networks on card and chip '
+    'features (no tables); sd-cfr: Single Deep CFR, advantage networks only, a reservoir of them as the '
+    'average (default pcs)',
   )
   train.add_argument(
     '--abstraction',

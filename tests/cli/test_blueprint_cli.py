@@ -33,6 +33,8 @@ def train(tables, tmp_path, *extra):
   args = (
     'blueprint',
     'train',
+    '--algorithm',
+    'tabular',
     '--abstraction',
     tables,
     '--iterations',
@@ -43,6 +45,12 @@ def train(tables, tmp_path, *extra):
     str(out),
   )
   return (*run_cli(*args, *extra), out)
+
+
+def short_run(tables, tmp_path, *algorithm) -> list:
+  """A two-iteration `blueprint train` writing `b.npz`, for bad input to amend."""
+  return ['blueprint', 'train', *algorithm, '--abstraction', tables, '--iterations', '2', '--out',
+          str(tmp_path / 'b.npz')]  # fmt: skip
 
 
 @pytest.mark.slow
@@ -106,11 +114,13 @@ def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_
   """`train_blueprint` is `jaxcfr blueprint train` without the command line: for the same seed and
   iterations, the same blueprint (arrays and metadata but for the seconds) and the same report."""
   command, library = tmp_path / 'command.npz', tmp_path / 'library.npz'
-  args = ['blueprint', 'train', '--abstraction', tables, '--iterations', '2', '--batch-size', '32',
-          '--seed', '3']  # fmt: skip
+  args = ['blueprint', 'train', '--algorithm', 'tabular', '--abstraction', tables, '--iterations', '2',
+          '--batch-size', '32', '--seed', '3']  # fmt: skip
   assert cli.main([*args, '--out', str(command), '--json', str(tmp_path / 'command.json'), '--quiet']) == 0
   updates, lines = [], []
-  settings = BlueprintSettings(abstraction=tables, iterations=2, seed=3, hyperparameters={'batch_size': 32})
+  settings = BlueprintSettings(
+    algorithm='tabular', abstraction=tables, iterations=2, seed=3, hyperparameters={'batch_size': 32}
+  )
   run = train_blueprint(settings, str(library), on_progress=updates.append, log=lines.append)
   ours, theirs = files.load_blueprint(str(library)), files.load_blueprint(str(command))
   np.testing.assert_array_equal(ours.probabilities, theirs.probabilities)
@@ -149,16 +159,7 @@ def test_train_blueprint_from_python_writes_what_the_command_writes(tables, tmp_
   ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):
-  args = [
-    'blueprint',
-    'train',
-    '--abstraction',
-    tables,
-    '--iterations',
-    '2',
-    '--out',
-    str(tmp_path / 'b.npz'),
-  ]
+  args = short_run(tables, tmp_path, '--algorithm', 'tabular')
   for flag, value in zip(change[::2], [*change[1::2], None], strict=False):
     if flag in args and value is not None:
       args[args.index(flag) + 1] = value
@@ -284,13 +285,16 @@ def test_pcs_resumed_equals_uninterrupted_bit_for_bit(tables, pcs_run, tmp_path)
       marks=pytest.mark.slow,
     ),
     (('--algorithm', 'tabular', '--boards-at-once', '2'), '--boards-at-once applies to --algorithm pcs only'),
-    (('--batch-size', '32'), '--batch-size does not apply to --algorithm pcs'),
+    # pcs is the default (no --algorithm above): an MCCFR flag without --algorithm tabular says so.
+    (
+      ('--batch-size', '32'),
+      '--batch-size does not apply to --algorithm pcs (an MCCFR flag: --algorithm tabular)',
+    ),
     (('--algorithm', 'tabular', '--boards', '4'), '--boards applies to --algorithm pcs only'),
   ],
 )
 def test_pcs_bad_input_is_one_line_and_exit_status_2(tables, tmp_path, change, message):
-  args = ['blueprint', 'train', '--algorithm', 'pcs', '--abstraction', tables, '--iterations', '2',
-          '--out', str(tmp_path / 'b.npz')]  # fmt: skip
+  args = short_run(tables, tmp_path)  # pcs: the default
   for flag, value in zip(change[::2], change[1::2], strict=True):
     value = str(tmp_path / 'run') if value == 'RUN' else value
     if flag in args:

@@ -194,20 +194,20 @@ def save_networks(
 
 @dataclasses.dataclass(frozen=True)
 class BlueprintSettings:
-  """What `train_blueprint` trains. `algorithm`: 'tabular' (external-sampling MCCFR on the bucket
-  tables in the directory `abstraction`), 'pcs' (public chance sampling in vector form on the same
-  tables, `vector.vector_solver`: `boards` per player per update, `boards_at_once` of them at a time
-  on each device, the regret rule `regret_rule`), 'deep-cfr' or 'sd-cfr' (networks on card and chip
-  features, no tables; `history`: with the betting history; `snapshots`: SD-CFR's advantage networks
-  kept per player). `hyperparameters`: those given, by name (es-mccfr's for tabular, deep-cfr's for
-  the networks, none for pcs; the rest keep their defaults). A budget (`seconds` and/or
-  `iterations`) is needed. `max_bytes` (default None: the device's memory,
+  """What `train_blueprint` trains. `algorithm`: 'pcs', the default (public chance sampling in
+  vector form on the bucket tables in the directory `abstraction`, `vector.vector_solver`: `boards`
+  per player per update, `boards_at_once` of them at a time on each device, the regret rule
+  `regret_rule`), 'tabular' (external-sampling MCCFR on the same tables), 'deep-cfr' or 'sd-cfr'
+  (networks on card and chip features, no tables; `history`: with the betting history; `snapshots`:
+  SD-CFR's advantage networks kept per player). `hyperparameters`: those given, by name (es-mccfr's
+  for tabular, deep-cfr's for the networks, none for pcs; the rest keep their defaults). A budget
+  (`seconds` and/or `iterations`) is needed. `max_bytes` (default None: the device's memory,
   `jaxcfr.memory.available_bytes`; 0: no limit): a table algorithm whose compiled iteration needs
-  more stops before any iteration, with one line and nothing written. `checkpoint`: a directory saved to every
-  `checkpoint_seconds`, `keep_checkpoints` kept, a run there continued with `resume`. `rules`: the
-  game's blinds and stacks (ACPC's 50/100 and 20,000 by default)."""
+  more stops before any iteration, with one line and nothing written. `checkpoint`: a directory
+  saved to every `checkpoint_seconds`, `keep_checkpoints` kept, a run there continued with `resume`.
+  `rules`: the game's blinds and stacks (ACPC's 50/100 and 20,000 by default)."""
 
-  algorithm: str = 'tabular'
+  algorithm: str = 'pcs'
   abstraction: str | None = None
   bets: str = 'small'
   seconds: float | None = None
@@ -286,7 +286,8 @@ def check_settings(settings: BlueprintSettings) -> None:
   for other in ('es-mccfr', 'deep-cfr'):
     for parameter in algorithms.REGISTRY[other].hyperparameters:
       if parameter.name in settings.hyperparameters and parameter.name not in owned:
-        raise fail(f'{parameter.cli_flag} does not apply to --algorithm {settings.algorithm}')
+        mccfr = ' (an MCCFR flag: --algorithm tabular)' if other == 'es-mccfr' else ''
+        raise fail(f'{parameter.cli_flag} does not apply to --algorithm {settings.algorithm}{mccfr}')
   if settings.snapshots is not None and settings.algorithm != 'sd-cfr':
     raise fail(f'--snapshots does not apply to --algorithm {settings.algorithm}')
   limit = settings.max_bytes

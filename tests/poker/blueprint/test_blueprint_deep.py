@@ -209,11 +209,16 @@ def test_bad_input_is_one_line(tmp_path, extra, message):
   assert not path.exists()
 
 
-def test_tabular_needs_its_tables_and_refuses_deep_flags(tmp_path):
+def test_table_algorithms_need_their_tables_and_refuse_deep_flags(tmp_path):
   out = str(tmp_path / 'b.npz')
-  code, _, err = run_cli('blueprint', 'train', '--iterations', '1', '--out', out)
-  assert code == 2 and '--algorithm tabular needs --abstraction DIR' in err
+  code, _, err = run_cli('blueprint', 'train', '--iterations', '1', '--out', out)  # pcs, the default
+  assert code == 2 and '--algorithm pcs needs --abstraction DIR' in err
   code, _, err = run_cli('blueprint', 'train', '--iterations', '1', '--traversals', '4', '--out', out)
+  assert code == 2 and '--traversals does not apply to --algorithm pcs' in err
+  tabular = ('blueprint', 'train', '--algorithm', 'tabular', '--iterations', '1')
+  code, _, err = run_cli(*tabular, '--out', out)
+  assert code == 2 and '--algorithm tabular needs --abstraction DIR' in err
+  code, _, err = run_cli(*tabular, '--traversals', '4', '--out', out)
   assert code == 2 and '--traversals does not apply to --algorithm tabular' in err
 
 

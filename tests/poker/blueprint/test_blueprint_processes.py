@@ -18,7 +18,7 @@ from jaxcfr.poker.blueprint import files
 
 TIMEOUT = 240  # seconds a run may take on a loaded machine; an idle one needs a tenth
 ALGORITHMS = {
-  'tabular': ['--batch-size', '32'],
+  'tabular': ['--algorithm', 'tabular', '--batch-size', '32'],
   'pcs': ['--algorithm', 'pcs', '--boards', '2'],
 }
 # The default suite's minutes: pcs over two processes runs with -m slow (its split of the boards over
