@@ -110,12 +110,14 @@ def _tables() -> tuple[dict[int, np.ndarray], np.ndarray]:
   for n in (5, 6, 7):
     ranks = np.array(list(itertools.combinations_with_replacement(range(NUM_RANKS), n)))  # [C(12+n, n), n]
     index = _colex(ranks + np.arange(n))
-    best = np.full(len(ranks), -1, np.int64)
-    for chosen in itertools.combinations(range(n), 5):
-      best = np.maximum(best, _score5(ranks[:, list(chosen)], flush=False))
-    table = np.zeros(math.comb(NUM_RANKS + n - 1, n), np.int16)
     legal = np.stack([(ranks == r).sum(axis=1) for r in range(NUM_RANKS)], axis=1).max(axis=1) <= 4
-    table[index[legal]] = np.searchsorted(classes, best[legal])
+    if n == 5:
+      best = np.searchsorted(classes, _score5(ranks, flush=False))
+    else:  # the best five of n ranks: the best of the n - 1 left by dropping one (the rows stay sorted)
+      smaller = plain_tables[n - 1]
+      best = np.max([smaller[_colex(np.delete(ranks, k, axis=1) + np.arange(n - 1))] for k in range(n)], axis=0)
+    table = np.zeros(math.comb(NUM_RANKS + n - 1, n), np.int16)
+    table[index[legal]] = best[legal]
     plain_tables[n] = table
 
   masks = np.arange(1 << NUM_RANKS)

@@ -9,8 +9,11 @@ Imports nothing heavy until it runs.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import functools
 import json
+import os
 import sys
 
 from jaxcfr import algorithms, outputs
@@ -128,7 +131,8 @@ def add_solve_options(parser):
   run.add_argument(
     '--threads', type=common.positive_count, metavar='N',
     help="CPU cores a turn or flop solve runs on: a turn's river cards or a flop's turn cards split over "
-    'N host devices, one core each (default: the cores this process may use; a GPU solve ignores it)',
+    'N host devices, one core each; with --spots, also the river spots solved at once (default: the cores '
+    'this process may use; a GPU solve ignores it)',
   )  # fmt: skip
   run.add_argument(
     '--max-memory', type=common.non_negative_number, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
@@ -346,7 +350,7 @@ def _run_spots(args, log) -> int:
   2 if any line was bad, else 0."""
   import jax.numpy as jnp  # noqa: PLC0415
 
-  from jaxcfr.poker.subgame import solving  # noqa: PLC0415
+  from jaxcfr.poker.subgame import native_river, solving  # noqa: PLC0415
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
   single = [flag for flag in (*SPOT_FLAGS, '--strategy-out', '--plot', '--html', '--node', '--lock')
@@ -401,31 +405,74 @@ def _run_spots(args, log) -> int:
     'eval_every': args.eval_every, 'compress': args.compress,
   }  # fmt: skip
   trees = {}  # the tree of the last spot's sizing, built once for the spots that share it
-  for number, line in enumerate(lines, 1):
-    if not line.strip():
-      continue
+  # River spots solve natively on a CPU (`native_river`: one call a spot, the GIL released), on
+  # --threads workers; their results are written in the lines' order with the others'.
+  natively = functools.partial(
+    native_river.solve, algorithm=args.algorithm, target_pct=solve_args['target_pct'],
+    iterations=args.iterations, eval_every=args.eval_every, dtype=dtype, trees=trees,
+  )  # fmt: skip
+  threads = args.threads or len(os.sched_getaffinity(0))
+  # One thread solves in the loop: a worker would wait for the loop's turn with the GIL.
+  workers = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
+  queued = collections.deque()  # (line number, spec, future) of the native solves, in order
+
+  def submit(spec) -> concurrent.futures.Future:
+    if workers is not None:
+      return workers.submit(natively, spec)
+    future = concurrent.futures.Future()
     try:
-      spec = _spot(line, args)
-      if ('nodes', spec.config()) not in trees:
-        trees.clear()
-      game = spec.build(
-        dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
-        spec.study_hands(SPOTS_HANDS_MULTIPLE), args.compress, trees=trees,
-      )  # fmt: skip
-      # With --batch, river spots of one shape solve together in one vmapped call (without a time
-      # budget, which is each spot's own); the rest as they come.
-      key = solving.batch_key(game) if args.batch and args.seconds is None else None
-      if key is not None:
-        pending.setdefault(key, []).append((number, spec, game))
-        if len(pending[key]) == solving.BATCH_SPOTS:
-          bad += solve_batch(key)
+      future.set_result(natively(spec))
+    except ValueError as error:
+      future.set_exception(error)
+    return future
+
+  def drain(keep: int = 0) -> None:
+    """Writes the queued native solves' results (all but the last `keep`) in the lines' order."""
+    nonlocal bad
+    while len(queued) > keep:
+      number, spec, future = queued.popleft()
+      try:
+        emit(number, spec, future.result())
+      except ValueError as error:
+        bad += 1
+        print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
+
+  native = not args.batch and native_river.usable(args.algorithm, {}, dtype, args.seconds, args.compress)
+  try:
+    for number, line in enumerate(lines, 1):
+      if not line.strip():
         continue
-      result = solving.solve(game, **solve_args, seconds=args.seconds, dtype=dtype, programs=programs)
-    except (ValueError, TrainingError) as error:
-      bad += 1
-      print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
-      continue
-    emit(number, spec, result)
+      try:
+        spec = _spot(line, args)
+        if native and spec.config().street == 3:
+          queued.append((number, spec, submit(spec)))
+          drain(keep=4 * threads)  # a bounded queue: results written as they come
+          continue
+        drain()
+        if ('nodes', spec.config()) not in trees:
+          trees.clear()
+        game = spec.build(
+          dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
+          spec.study_hands(SPOTS_HANDS_MULTIPLE), args.compress, trees=trees,
+        )  # fmt: skip
+        # With --batch, river spots of one shape solve together in one vmapped call (without a time
+        # budget, which is each spot's own); the rest as they come.
+        key = solving.batch_key(game) if args.batch and args.seconds is None else None
+        if key is not None:
+          pending.setdefault(key, []).append((number, spec, game))
+          if len(pending[key]) == solving.BATCH_SPOTS:
+            bad += solve_batch(key)
+          continue
+        result = solving.solve(game, **solve_args, seconds=args.seconds, dtype=dtype, programs=programs)
+      except (ValueError, TrainingError) as error:
+        bad += 1
+        print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
+        continue
+      emit(number, spec, result)
+    drain()
+  finally:
+    if workers is not None:
+      workers.shutdown(cancel_futures=True)  # at once where a spot's error or Ctrl-C ends the loop
   for key in list(pending):
     bad += solve_batch(key)
   results = [text for _, text in sorted(results)]  # the file in the lines' order

@@ -84,24 +84,30 @@ def _registered() -> bool:
     try:
       library = ctypes.cdll.LoadLibrary(path)
     except OSError as error:  # a library that is there but will not load (damaged, another system's)
-      _fall_back(f'the native showdown kernel {path} did not load ({error})')
+      fall_back(f'the native showdown kernel {path} did not load ({error})')
       return False
     jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(getattr(library, SYMBOL)), platform='cpu')
   return True
 
 
 def _library() -> str | None:
-  """The built library's path (built now if it is not there), or None where it cannot be built."""
+  """The built showdown kernel's path (built now if it is not there), or None where it cannot be built."""
+  return library_path(SOURCE, 'the native showdown kernel', jax.ffi.include_dir())
+
+
+def library_path(source_path: str, what: str, include: str | None = None) -> str | None:
+  """The library built from `source_path` (against jaxlib's FFI headers in `include`, if given):
+  its path, built now into `directory()` if not there yet, or None where it cannot be built (with
+  one warning naming `what`)."""
   compiler = shutil.which(os.environ.get('CXX') or 'c++')
   if compiler is None:
     return None
-  with open(SOURCE, 'rb') as source:
+  with open(source_path, 'rb') as source:
     code = source.read()
-  include = jax.ffi.include_dir()
   identity = hashlib.sha256()
   for part in (
     code,
-    include.encode(),
+    (include or '').encode(),
     jax.__version__.encode(),
     compiler.encode(),
     _compiler_version(compiler),
@@ -109,38 +115,40 @@ def _library() -> str | None:
     identity.update(part + b'\0')
   identity.update(_machine().encode())
   folder = directory()
-  path = os.path.join(folder, f'showdown_sweep-{identity.hexdigest()[:20]}.so')
+  stem = os.path.splitext(os.path.basename(source_path))[0]
+  path = os.path.join(folder, f'{stem}-{identity.hexdigest()[:20]}.so')
   if os.path.exists(path):
     return path
   try:
     os.makedirs(folder, exist_ok=True)
-    handle, scratch = tempfile.mkstemp(prefix='.showdown_sweep-', suffix='.so', dir=folder)
+    handle, scratch = tempfile.mkstemp(prefix=f'.{stem}-', suffix='.so', dir=folder)
     os.close(handle)
   except OSError as error:
-    _fall_back(f'cannot build the native showdown kernel in {folder} ({error})')
+    fall_back(f'cannot build {what} in {folder} ({error})')
     return None
   try:
     reason = ''
+    headers = ['-I', include] if include else []
     for tuned in (TUNED, ()):
-      command = [compiler, *FLAGS, *tuned, '-I', include, SOURCE, '-o', scratch]
+      command = [compiler, *FLAGS, *tuned, *headers, source_path, '-o', scratch]
       built = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
       if built.returncode == 0:
         os.replace(scratch, path)  # atomic: a reader sees no library or the whole of it
         return path
       reason = (built.stderr.strip().splitlines() or [f'exit status {built.returncode}'])[-1]
-    _fall_back(f'the native showdown kernel did not build ({reason})')
+    fall_back(f'{what} did not build ({reason})')
     return None
   except (OSError, subprocess.SubprocessError) as error:
-    _fall_back(f'the native showdown kernel did not build ({error})')
+    fall_back(f'{what} did not build ({error})')
     return None
   finally:
     if os.path.exists(scratch):
       os.remove(scratch)  # ours: the temporary file of a build that did not finish
 
 
-def _fall_back(reason: str) -> None:
-  """The one warning of a kernel that cannot serve: why, and that the array form takes over."""
-  warnings.warn(f'jaxcfr: {reason}; showdowns take the slower array form', stacklevel=4)
+def fall_back(reason: str) -> None:
+  """The one warning of a native library that cannot serve: why, and that the array form takes over."""
+  warnings.warn(f'jaxcfr: {reason}; the slower array form takes over', stacklevel=4)
 
 
 def _compiler_version(compiler: str) -> bytes:

@@ -533,8 +533,8 @@ def merged_cards(game: subgame.Subgame) -> dict | None:
   return {'street': street, 'cards': merged.cards, 'solved': game.blocks.num_blocks - game.blocks.padding}
 
 
-def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
-  """The result as JSON holds it."""
+def report(result, spec: SpotSpec | None = None) -> dict:
+  """The result (`SubgameResult`, or `native_river.RiverResult`) as JSON holds it."""
   payload = {
     'exploitability': result.exploitability,
     'exploitability_pct': result.exploitability_pct,
@@ -547,20 +547,35 @@ def report(result: SubgameResult, spec: SpotSpec | None = None) -> dict:
     'ev': {'oop': result.ev[0], 'ip': result.ev[1]},
     'equity': {'oop': result.equity[0], 'ip': result.equity[1]},
     'memory_bytes': result.memory_bytes,
-    'hands': result.game.num_hands,
-    'nodes': result.game.tree.num_nodes,
-    'decision_nodes': result.game.tree.num_decisions,
-    'devices': devices(result.game),
+    **_sizes(result),
     'curve': result.curve,
   }
-  merged = merged_cards(result.game)
+  game = getattr(result, 'game', None)  # a native river solve's result has none (`native_river`)
+  merged = None if game is None else merged_cards(game)
   if merged is not None:
     payload['isomorphism'] = merged
-  if result.game.lock is not None:
-    payload['locked'] = locked_summary(result.game)
+  if game is not None and game.lock is not None:
+    payload['locked'] = locked_summary(game)
   if spec is not None:
     payload['spot'] = dataclasses.asdict(spec)
   return payload
+
+
+def _sizes(result) -> dict:
+  """The hands, nodes, decision nodes and devices of a solve (`SubgameResult`, or a native river
+  solve's `native_river.RiverResult`, which counts the hands of either range and runs on one)."""
+  game = getattr(result, 'game', None)
+  if game is None:
+    return {
+      'hands': result.hands,
+      'nodes': result.nodes,
+      'decision_nodes': result.decision_nodes,
+      'devices': 1,
+    }
+  return {
+    'hands': game.num_hands, 'nodes': game.tree.num_nodes, 'decision_nodes': game.tree.num_decisions,
+    'devices': devices(game),
+  }  # fmt: skip
 
 
 def save_strategy(path: str, result: SubgameResult, *, force: bool = False) -> None:
