@@ -80,14 +80,14 @@ class RiverResult:
 
   algorithm: str
   iterations: int
-  seconds: float  # the whole call: iterations and checks
-  check_seconds: float
+  seconds: float  # the iterations (the call less its checks), as `SubgameResult.seconds`
+  check_seconds: float  # the checks' exact evaluations
   exploitability: float  # chips per deal
   exploitability_pct: float
   ev: list  # [2] expected share of the starting pot, chips
   equity: list  # [2]
   memory_bytes: int
-  curve: list  # {iteration, seconds, exploitability, exploitability_pct}; seconds: the call's share
+  curve: list  # {iteration, seconds, exploitability, exploitability_pct}; seconds: an even share
   hands: int  # in either range on the board
   nodes: int
   decision_nodes: int
@@ -196,7 +196,7 @@ def solve(
     ctypes.byref(checks), pointer(values), ctypes.byref(nash_conv), ctypes.byref(done),
     ctypes.byref(check_seconds), pointer(equity), pointer(root_policy),
   )  # fmt: skip
-  seconds = time.perf_counter() - start
+  seconds = time.perf_counter() - start - check_seconds.value
   if status != 0:
     raise cards.PokerInputError('the two ranges have no pair of hands without a card in common')
   exploitability = nash_conv.value / 2
