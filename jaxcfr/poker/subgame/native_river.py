@@ -29,6 +29,7 @@ import jax
 import numpy as np
 
 from abstractions import ranking
+from jaxcfr import algorithms
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.subgame import native, tree
 from jaxcfr.poker.subgame import solver as solver_module
@@ -45,6 +46,7 @@ def rule(algorithm: str, hyperparameters: dict) -> tuple[float, ...] | None:
   updates)."""
   try:
     _, resolved = solver_module.solver_config(algorithm, dict(hyperparameters))
+    algorithm = algorithms.get(algorithm).name  # the registry's name of an alias
   except (ValueError, TypeError, KeyError):
     return None
   if not resolved.get('alternating', False):
@@ -180,6 +182,8 @@ def solve(
   seven = np.concatenate([hands, np.broadcast_to(np.array(board, np.int32), (len(hands), len(board)))], 1)
   strength = np.ascontiguousarray(ranking.hand_rank(seven), np.int32)
   limit = defaults.MAX_ITERATIONS if iterations is None else int(iterations)
+  if limit < 1 or eval_every < 1:
+    raise ValueError(f'iterations and eval_every must be positive, got {limit} and {eval_every}')
   target = -math.inf if target_pct is None else target_pct / 100 * config.pot
   checks_most = -(-limit // eval_every)
   curve = np.zeros((checks_most, 2))
@@ -187,12 +191,13 @@ def solve(
   nash_conv, check_seconds = ctypes.c_double(), ctypes.c_double()
   values, equity = np.zeros(2), np.zeros(2)
   root_policy = np.zeros((shape.root_actions, len(hands))) if root else None
+  regret_rule = np.array(settings, np.float64)  # held here: the call reads it by address
   pointer = lambda x: None if x is None else x.ctypes.data  # noqa: E731
   start = time.perf_counter()
   status = getattr(library, SYMBOLS[np.dtype(dtype)])(
     len(shape.kind), pointer(shape.kind), pointer(shape.player), pointer(shape.first), pointer(shape.count),
     pointer(shape.amount), len(hands), pointer(hands), pointer(strength), pointer(weights),
-    pointer(np.array(settings, np.float64)), limit, int(eval_every), float(target), pointer(curve),
+    pointer(regret_rule), limit, int(eval_every), float(target), pointer(curve),
     ctypes.byref(checks), pointer(values), ctypes.byref(nash_conv), ctypes.byref(done),
     ctypes.byref(check_seconds), pointer(equity), pointer(root_policy),
   )  # fmt: skip
@@ -205,7 +210,7 @@ def solve(
   acting = np.where(shape.kind == tree.DECISION, shape.count * (weights[shape.player] > 0).sum(1), 0)
   state_bytes = 2 * int(acting.sum()) * np.dtype(dtype).itemsize
   return RiverResult(
-    algorithm=algorithm,
+    algorithm=algorithms.get(algorithm).name,
     iterations=int(done.value),
     seconds=seconds,
     check_seconds=check_seconds.value,
