@@ -411,7 +411,9 @@ def _run_spots(args, log) -> int:
     native_river.solve, algorithm=args.algorithm, target_pct=solve_args['target_pct'],
     iterations=args.iterations, eval_every=args.eval_every, dtype=dtype, trees=trees,
   )  # fmt: skip
-  threads = args.threads or len(os.sched_getaffinity(0))
+  threads = args.threads or (
+    len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+  )
   # One thread solves in the loop: a worker would wait for the loop's turn with the GIL.
   workers = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
   queued = collections.deque()  # (line number, spec, future) of the native solves, in order

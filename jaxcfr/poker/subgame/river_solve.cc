@@ -82,7 +82,7 @@ class Solver {
     // State: per decision node and action, over the actor's hands.
     offset_.assign(nodes, 0);
     size_t size = 0;
-    int depth = 1, widest = 0;
+    int widest = 0;
     for (int v = 0; v < nodes; ++v) {
       if (kind_[v] != kDecision) continue;
       offset_[v] = size;
@@ -91,8 +91,7 @@ class Solver {
     }
     regret_.assign(size, T(0));
     average_.assign(size, T(0));
-    depth = Depth(0);
-    int most = std::max(side_[0].n, side_[1].n);
+    int depth = Depth(0), most = std::max(side_[0].n, side_[1].n);
     // Per level of the walk: a strategy [A, n], child values [A, n] (twice for checks) and two reaches.
     arena_.assign(static_cast<size_t>(depth + 1) * (4 * widest + 4) * most + 64, T(0));
   }

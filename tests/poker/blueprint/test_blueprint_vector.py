@@ -89,7 +89,7 @@ def cells_of(game, table) -> np.ndarray:
   'algorithm,kind,hyperparameters',
   [
     pytest.param('cfr', 'uniform', {}, marks=pytest.mark.slow),  # the suite's 10 minutes; random covers it
-    ('cfr', 'random', {}),
+    pytest.param('cfr', 'random', {}, marks=pytest.mark.slow),  # the suite's 10 minutes; dcfr stays
     ('dcfr', 'random', {'alpha': 1.5, 'beta': 0.5, 'gamma': 2.0}),
     pytest.param('cfr+', 'random', {}, marks=pytest.mark.slow),  # the suite's minutes; cfr and dcfr stay
   ],

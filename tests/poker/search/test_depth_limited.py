@@ -189,7 +189,8 @@ def test_leaf_matrices_equal_a_hand_by_hand_recursion_through_the_engine(history
     assert not np.allclose(matrices[0], matrices[1]) and not np.allclose(matrices[0], matrices[3])
 
 
-@pytest.mark.parametrize('street', [1, 2])
+# The turn (2) behind -m slow: the default suite's 10 minutes (the turn's brute-force check stays).
+@pytest.mark.parametrize('street', [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_depth_limited_search_answers_legally_and_deterministically_and_converges(street):
   """The search bot on the flop and on the turn (depth-limited over a test blueprint; on the turn
   every river card): legal real actions that the match engine accepts, the same answer from a fresh

@@ -43,7 +43,7 @@ def small_game(street: int, per_player: bool, seed: int) -> subgame.Subgame:
     pytest.param(2, False, marks=pytest.mark.slow),
     # the default suite's minutes: the river's packed layout drops hands as the turn's does
     pytest.param(2, True, marks=pytest.mark.slow),
-    (3, True),
+    pytest.param(3, True, marks=pytest.mark.slow),  # the default suite's 10 minutes; (3, False) stays
     (3, False),
   ],
 )

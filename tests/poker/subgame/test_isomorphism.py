@@ -188,6 +188,7 @@ def _hands_and_ranges(board: str):
   return np.asarray(game.spot.hands), np.asarray(game.spot.ranges)
 
 
+@pytest.mark.slow  # the default suite's 10 minutes: locking and isomorphism each keep their default tests
 def test_locks_on_merged_cards_must_be_alike():
   game = spot('7d6d2h5h', 7, '50%,a')
   same = locking.lock(game, locking.rows(game, ['x,x,*=x:0.5,b50:0.5']))  # every river card alike

@@ -146,7 +146,10 @@ def test_a_wrong_lock_fails_the_oracle(river):
 
 
 # The packed layout (`compact`) runs the same lock code through `_unpacked`: behind -m slow.
-@pytest.mark.parametrize('layout', ['blocks', pytest.param('compact', marks=pytest.mark.slow)])
+# Both behind -m slow for the default suite's 10 minutes (the river's lock tests run by default).
+@pytest.mark.parametrize(
+  'layout', [pytest.param('blocks', marks=pytest.mark.slow), pytest.param('compact', marks=pytest.mark.slow)]
+)
 def test_a_blocked_turn_solve_keeps_the_locks_and_agrees_with_the_whole_trees(layout):
   board = cards.parse_board(TURN.board)
   weights = [ranges.parse_range(text) for text in TURN.ranges]
