@@ -746,8 +746,14 @@ class TurnValueOnly(ValueOnly):
     return actions._replace(amount=amount), probs
 
 
-@pytest.mark.parametrize(  # plain Maxmargin behind -m slow: its prior-weighted form runs its code and more
-  'gadget', [None, pytest.param('maxmargin', marks=pytest.mark.slow), 'maxmargin-prior']
+@pytest.mark.parametrize(  # plain Maxmargin behind -m slow: its prior-weighted form runs its code and more;
+  # no gadget too (the default suite's 10 minutes): the gadget's own case is what this test is for
+  'gadget',
+  [
+    pytest.param(None, marks=pytest.mark.slow),
+    pytest.param('maxmargin', marks=pytest.mark.slow),
+    'maxmargin-prior',
+  ],
 )
 def test_a_gadget_on_a_depth_limited_turn_answers_the_hands_that_the_prior_leaves_out(gadget):
   """The river's known answer (test_search) on a depth-limited turn: the small blind's preflop raise
