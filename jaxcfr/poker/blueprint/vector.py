@@ -130,11 +130,15 @@ def vector_solver(
   however many processes hold the devices."""
   if algorithm not in RULES:
     raise ValueError(f'algorithm must be one of {", ".join(RULES)}, got {algorithm!r}')
-  for name, value in (('boards_per_step', boards_per_step), ('devices', devices), ('batch_size', batch_size)):
-    if value is None and name == 'batch_size':
-      value = batch_size = boards_per_step * devices
+
+  def positive(name, value):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
       raise ValueError(f'{name} must be a positive integer, got {value!r}')
+
+  positive('boards_per_step', boards_per_step)
+  positive('devices', devices)
+  batch_size = boards_per_step * devices if batch_size is None else batch_size
+  positive('batch_size', batch_size)
   if batch_size % (boards_per_step * devices):
     raise ValueError(
       f'batch size {batch_size} must be a multiple of boards_per_step x devices '

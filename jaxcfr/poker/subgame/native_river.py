@@ -124,11 +124,10 @@ def river_tree(config: tree.TreeConfig, trees: dict | None = None) -> RiverTree:
   if not np.isin(kind, (tree.DECISION, tree.FOLD, tree.SHOWDOWN)).all():
     raise ValueError('a river tree has decision, fold and showdown nodes only')
   half = config.pot / 2
-  player = table.player.astype(np.int64)
-  folder = np.clip(player, 0, 1)
-  amount = half + np.where(kind == tree.FOLD, table.added[np.arange(len(kind)), folder], table.added[:, 0])
+  player = np.clip(table.player, 0, 1)  # the actor or the folder (-1 at a showdown, which has none)
+  amount = half + np.where(kind == tree.FOLD, table.added[np.arange(len(kind)), player], table.added[:, 0])
   made = RiverTree(
-    kind, np.clip(player, 0, 1).astype(np.int8), table.first_child.astype(np.int32),
+    kind, player.astype(np.int8), table.first_child.astype(np.int32),
     table.num_children.astype(np.int32), amount.astype(np.float64), int((kind == tree.DECISION).sum()),
     int(table.num_children[0]),
   )  # fmt: skip
@@ -207,7 +206,8 @@ def solve(
   exploitability = nash_conv.value / 2
   pot, made = config.pot, checks.value
   per_check = seconds / max(made, 1)
-  acting = np.where(shape.kind == tree.DECISION, shape.count * (weights[shape.player] > 0).sum(1), 0)
+  held_by = (weights > 0).sum(1)  # each player's hands
+  acting = np.where(shape.kind == tree.DECISION, shape.count * held_by[shape.player], 0)
   state_bytes = 2 * int(acting.sum()) * np.dtype(dtype).itemsize
   return RiverResult(
     algorithm=algorithms.get(algorithm).name,

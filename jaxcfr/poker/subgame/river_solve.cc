@@ -94,19 +94,16 @@ class Solver {
     int depth = Depth(0), most = std::max(side_[0].n, side_[1].n);
     // Per level of the walk: a strategy [A, n], child values [A, n] (twice for checks) and two reaches.
     arena_.assign(static_cast<size_t>(depth + 1) * (4 * widest + 4) * most + 64, T(0));
+    T* mass = Take(side_[0].n);  // the deals' total weight, once: the ranges do not change
+    Fold(0, side_[1].weight.data(), T(1), mass);
+    normalizer_ = Dot(0, mass);
+    top_ = 0;
   }
 
   int hands(int p) const { return side_[p].n; }
 
   // Sum of w0(h) w1(h') over the pairs of hands with no card in common.
-  double Normalizer() {
-    top_ = 0;
-    T* mass = Take(side_[0].n);
-    Fold(0, side_[1].weight.data(), T(1), mass);
-    double total = 0;
-    for (int i = 0; i < side_[0].n; ++i) total += static_cast<double>(side_[0].weight[i]) * mass[i];
-    return total;
-  }
+  double normalizer() const { return normalizer_; }
 
   // Iteration t (1-based): OOP's half, then IP's.
   void Iterate(int t) {
@@ -128,37 +125,29 @@ class Solver {
   // NashConv of the average strategy; each player's value per deal under it in `values`.
   double NashConv(double* values) {
     double conv = 0;
-    double total = Normalizer();
     for (int p = 0; p < 2; ++p) {
       top_ = 0;
-      int n = side_[p].n;
-      T* average = Take(n);
-      T* best = Take(n);
+      T* average = Take(side_[p].n);
+      T* best = Take(side_[p].n);
       Evaluate(0, p, side_[1 - p].weight.data(), average, best);
-      double a = 0, b = 0;
-      for (int i = 0; i < n; ++i) {
-        a += static_cast<double>(side_[p].weight[i]) * average[i];
-        b += static_cast<double>(side_[p].weight[i]) * best[i];
-      }
-      values[p] = a / total;
-      conv += (b - a) / total;
+      double a = Dot(p, average), b = Dot(p, best);
+      values[p] = a / normalizer_;
+      conv += (b - a) / normalizer_;
     }
     return conv;
   }
 
   // Each player's share of the pot if both checked down (ties split), per deal.
   void Equity(double* out) {
-    double total = Normalizer();
     for (int p = 0; p < 2; ++p) {
       top_ = 0;
       int n = side_[p].n;
-      T* mass = Take(n);
+      T* share = Take(n);  // compatible weight plus win minus lose, halved below: win plus half the ties
       T* difference = Take(n);
-      Fold(p, side_[1 - p].weight.data(), T(1), mass);
+      Fold(p, side_[1 - p].weight.data(), T(1), share);
       Showdown(p, side_[1 - p].weight.data(), T(1), difference);
-      double sum = 0;
-      for (int i = 0; i < n; ++i) sum += static_cast<double>(side_[p].weight[i]) * (mass[i] + difference[i]) / 2;
-      out[p] = sum / total;
+      for (int i = 0; i < n; ++i) share[i] += difference[i];
+      out[p] = Dot(p, share) / 2 / normalizer_;
     }
   }
 
@@ -183,6 +172,13 @@ class Solver {
     int most = 0;
     for (int a = 0; a < count_[v]; ++a) most = std::max(most, Depth(first_[v] + a));
     return most + 1;
+  }
+
+  // Sum over player p's hands of its range weight times x, in double.
+  double Dot(int p, const T* x) const {
+    double sum = 0;
+    for (int i = 0; i < side_[p].n; ++i) sum += static_cast<double>(side_[p].weight[i]) * x[i];
+    return sum;
   }
 
   T* Take(int n) {
@@ -383,6 +379,7 @@ class Solver {
   std::vector<size_t> offset_;
   std::vector<T> regret_, average_, arena_;
   size_t top_ = 0;
+  double normalizer_ = 0;
   struct {
     T pos, neg, scale;
   } discount_{1, 1, 1};
@@ -396,7 +393,7 @@ int Solve(int nodes, const int8_t* kind, const int8_t* player, const int32_t* fi
           double* equity, double* root) {
   Rule r{rule[0], rule[0] != 0, rule[1] != 0, rule[2] != 0, rule[3], rule[4], rule[5], rule[6]};
   Solver<T> solver(nodes, kind, player, first, count, amount, hands, cards, strength, weights, r);
-  if (solver.hands(0) == 0 || solver.hands(1) == 0 || !(solver.Normalizer() > 0)) return 1;
+  if (solver.hands(0) == 0 || solver.hands(1) == 0 || !(solver.normalizer() > 0)) return 1;
   solver.Equity(equity);
   int done = 0, made = 0;
   double spent = 0, conv = 0;
