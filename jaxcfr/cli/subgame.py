@@ -350,7 +350,7 @@ def _run_spots(args, log) -> int:
   2 if any line was bad, else 0."""
   import jax.numpy as jnp  # noqa: PLC0415
 
-  from jaxcfr.poker.subgame import native_river, solving  # noqa: PLC0415
+  from jaxcfr.poker.subgame import native_spot, solving  # noqa: PLC0415
   from jaxcfr.training import TrainingError  # noqa: PLC0415
 
   single = [flag for flag in (*SPOT_FLAGS, '--strategy-out', '--plot', '--html', '--node', '--lock')
@@ -405,10 +405,10 @@ def _run_spots(args, log) -> int:
     'eval_every': args.eval_every, 'compress': args.compress,
   }  # fmt: skip
   trees = {}  # the tree of the last spot's sizing, built once for the spots that share it
-  # River spots solve natively on a CPU (`native_river`: one call a spot, the GIL released), on
-  # --threads workers; their results are written in the lines' order with the others'.
+  # River and turn spots solve natively on a CPU (`native_spot`: one call a spot, the GIL released),
+  # on --threads workers; their results are written in the lines' order with the others'.
   natively = functools.partial(
-    native_river.solve, algorithm=args.algorithm, target_pct=solve_args['target_pct'],
+    native_spot.solve, algorithm=args.algorithm, target_pct=solve_args['target_pct'],
     iterations=args.iterations, eval_every=args.eval_every, dtype=dtype, trees=trees,
   )  # fmt: skip
   threads = args.threads or (
@@ -439,14 +439,14 @@ def _run_spots(args, log) -> int:
         bad += 1
         print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
 
-  native = not args.batch and native_river.usable(args.algorithm, {}, dtype, args.seconds, args.compress)
+  native = not args.batch and native_spot.usable(args.algorithm, {}, dtype, args.seconds, args.compress)
   try:
     for number, line in enumerate(lines, 1):
       if not line.strip():
         continue
       try:
         spec = _spot(line, args)
-        if native and spec.config().street == 3:
+        if native and spec.config().street in native_spot.STREETS:
           queued.append((number, spec, submit(spec)))
           drain(keep=4 * threads)  # a bounded queue: results written as they come
           continue

@@ -36,7 +36,7 @@ TARGET = 'jaxcfr_showdown_difference'
 SYMBOL = 'JaxcfrShowdownDifference'
 SOURCE = os.path.join(os.path.dirname(__file__), 'showdown_sweep.cc')
 DIRECTORY_ENV, OFF_ENV = 'JAXCFR_NATIVE_DIR', 'JAXCFR_NO_NATIVE'
-FLAGS = ('-O3', '-std=c++17', '-shared', '-fPIC', '-w')
+FLAGS = ('-O3', '-std=c++17', '-shared', '-fPIC', '-pthread', '-w')
 TUNED = ('-march=native',)  # tried first; dropped where the compiler refuses it
 DTYPES = (jnp.float32, jnp.float64)
 

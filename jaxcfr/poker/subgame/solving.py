@@ -534,7 +534,7 @@ def merged_cards(game: subgame.Subgame) -> dict | None:
 
 
 def report(result, spec: SpotSpec | None = None) -> dict:
-  """The result (`SubgameResult`, or `native_river.RiverResult`) as JSON holds it."""
+  """The result (`SubgameResult`, or `native_spot.SpotResult`) as JSON holds it."""
   payload = {
     'exploitability': result.exploitability,
     'exploitability_pct': result.exploitability_pct,
@@ -550,8 +550,8 @@ def report(result, spec: SpotSpec | None = None) -> dict:
     **_sizes(result),
     'curve': result.curve,
   }
-  game = getattr(result, 'game', None)  # a native river solve's result has none (`native_river`)
-  merged = None if game is None else merged_cards(game)
+  game = getattr(result, 'game', None)  # a native solve's result has none (`native_spot`)
+  merged = getattr(result, 'isomorphism', None) if game is None else merged_cards(game)
   if merged is not None:
     payload['isomorphism'] = merged
   if game is not None and game.lock is not None:
@@ -562,8 +562,8 @@ def report(result, spec: SpotSpec | None = None) -> dict:
 
 
 def _sizes(result) -> dict:
-  """The hands, nodes, decision nodes and devices of a solve (`SubgameResult`, or a native river
-  solve's `native_river.RiverResult`, which counts the hands of either range and runs on one)."""
+  """The hands, nodes, decision nodes and devices of a solve (`SubgameResult`, or a native solve's
+  `native_spot.SpotResult`, which counts the hands of either range and runs on one)."""
   game = getattr(result, 'game', None)
   if game is None:
     return {

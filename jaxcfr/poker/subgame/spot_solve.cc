@@ -1,0 +1,656 @@
+// A river or turn spot's whole solve as one native call, built and loaded by jaxcfr/poker/subgame/native.py.
+//
+// The same algorithm as jaxcfr.poker.subgame.solver's array form, iteration for iteration: alternating
+// updates, OOP's half first; in OOP's half the average's weights of every decision take the acting
+// player's reach (discounted by ((t - 1) / t)^power first); the regret rule is the chain accumulate ->
+// [clip at 0] -> [discount] of jaxcfr.solvers (CFR, CFR+, Linear CFR, DCFR, DCFR+); regret matching is
+// uniform where no regret is positive. Checks every `eval_every` iterations (and at the last) compute
+// NashConv of the average strategy with one pass per player that carries its values under the average
+// and as a best response together; the solve stops at the first check at most `target`. What differs
+// from the array form is the layout: each player keeps its own hands (those its range holds, and below
+// a chance node those the dealt card leaves, in order of strength on that board), and a pass is a walk
+// down the tree with one reach vector per level, so an iteration is short loops rather than XLA kernels.
+//
+// Contexts: context 0 is the spot's own board (the river's, or the turn's); on a turn spot context
+// 1 + k is the board with the k-th card left in the deck dealt, where a chance node's children lead. A
+// chance node gathers each player's reach into the dealt card's hands, walks the child, and adds the
+// child's values back, times the chance weight (1 / the cards that can come given both hands). Cards
+// whose suits are interchangeable (`rep`, `pull`: jaxcfr.poker.subgame.isomorphism) are solved once per
+// class: card k's values for hand h are its class's first card's for the hand pull[k][h]; the cards of
+// a chance node may be split over threads.
+//
+// Terminal values for player p against the opponent's reach r over its hands (c1, c2 a hand's cards):
+//   fold      +-amount * (sum r - card[c1] - card[c2] + r(the same hand)), card[c] the sum of r over
+//             the opponent's hands that hold c;
+//   showdown  amount * (win - lose): one walk up the hands in order of strength for win (the weight
+//             of compatible weaker hands), one down for lose; the same hand ties and is in neither.
+//
+// Everything is in the caller's arrays (numpy, C order) and scratch arenas made here; no globals, so
+// calls on several threads at once are safe.
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kDecision = 0, kChance = 1, kFold = 2, kShowdown = 3;
+
+struct Rule {
+  double instant_power;  // r <- t^w r before accumulating (Linear CFR: 1; else 0 and unused)
+  bool weighted, clip, discount;
+  double alpha, beta, offset, power;
+};
+
+template <typename T>
+struct Side {  // one player's hands in one context: those of its range, by increasing strength
+  int n = 0;
+  std::vector<int> index;        // position in the union
+  std::vector<int> top;          // position in context 0's side of the same player
+  std::vector<int> c1, c2;       // cards
+  std::vector<int> strength;
+  std::vector<int> same;         // the opponent's position of the same hand, or -1
+  std::vector<T> weight;         // range weights
+};
+
+template <typename T>
+struct Scratch {  // one thread's arena: a stack of vectors taken and given back level by level
+  std::vector<T> data;
+  size_t top = 0;
+  T* Take(size_t n) {
+    T* at = data.data() + top;
+    top += n;
+    return at;
+  }
+};
+
+struct Spot {  // the caller's arrays
+  int nodes;
+  const int8_t *kind, *player;
+  const int32_t *first, *count, *context;
+  const double* amount;  // fold: what the folder loses; showdown: what the loser loses; chance: its weight
+  int hands, contexts;
+  const int32_t *cards, *strength, *dealt, *rep, *pull;
+  const double* weights;
+};
+
+template <typename T>
+class Solver {
+ public:
+  Solver(const Spot& spot, const Rule& rule, int threads)
+      : spot_(spot), rule_(rule), threads_(std::max(threads, 1)) {
+    int hands = spot.hands;
+    side_.resize(spot.contexts);
+    for (int k = 0; k < spot.contexts; ++k) {
+      const int32_t* strength = spot.strength + static_cast<size_t>(k) * hands;
+      std::vector<int> by_strength(hands);  // each side keeps its hands in order of strength
+      for (int h = 0; h < hands; ++h) by_strength[h] = h;
+      std::stable_sort(by_strength.begin(), by_strength.end(),
+                       [strength](int a, int b) { return strength[a] < strength[b]; });
+      int card = spot.dealt[k];
+      for (int p = 0; p < 2; ++p) {
+        Side<T>& side = side_[k][p];
+        for (int h : by_strength) {
+          int c1 = spot.cards[2 * h], c2 = spot.cards[2 * h + 1];
+          if (spot.weights[p * hands + h] > 0 && c1 != card && c2 != card) {
+            side.index.push_back(h);
+            side.c1.push_back(c1);
+            side.c2.push_back(c2);
+            side.strength.push_back(strength[h]);
+            side.weight.push_back(static_cast<T>(spot.weights[p * hands + h]));
+          }
+        }
+        side.n = static_cast<int>(side.index.size());
+      }
+    }
+    std::vector<int> where(hands);
+    for (int k = 0; k < spot.contexts; ++k) {
+      for (int p = 0; p < 2; ++p) {
+        Side<T>& side = side_[k][p];
+        Locate(side_[k][1 - p], &where);
+        side.same.resize(side.n);
+        for (int i = 0; i < side.n; ++i) side.same[i] = where[side.index[i]];
+        Locate(side_[0][p], &where);
+        side.top.resize(side.n);
+        for (int i = 0; i < side.n; ++i) side.top[i] = where[side.index[i]];
+      }
+    }
+    // Per dealt card and player: for each hand of context 0, its value's position in the solved card's
+    // side (-1: the card blocks the hand).
+    mates_.resize(spot.contexts);
+    back_.resize(spot.contexts);
+    for (int k = 1; k < spot.contexts; ++k) {
+      int r = spot.rep[k];
+      mates_[r].push_back(k);
+      for (int p = 0; p < 2; ++p) {
+        Locate(side_[r][p], &where);
+        const Side<T>& top = side_[0][p];
+        std::vector<int>& back = back_[k][p];
+        back.assign(top.n, -1);
+        const int32_t* pull = spot.pull + static_cast<size_t>(k) * hands;
+        for (int i = 0; i < top.n; ++i) {
+          int h = top.index[i];
+          int c1 = spot.cards[2 * h], c2 = spot.cards[2 * h + 1];
+          if (c1 != spot.dealt[k] && c2 != spot.dealt[k]) back[i] = where[pull[h]];
+        }
+      }
+    }
+    // State: per decision node and action, over the actor's hands in the node's context; the nodes
+    // under a card solved through its class's first card have none.
+    offset_.assign(spot.nodes, 0);
+    size_ = 0;
+    Allocate(0);
+    regret_.assign(size_, T(0));
+    average_.assign(size_, T(0));
+    int widest = 0, most = 0;
+    for (int v = 0; v < spot.nodes; ++v) widest = std::max(widest, static_cast<int>(spot.count[v]));
+    for (int k = 0; k < spot.contexts; ++k) most = std::max({most, side_[k][0].n, side_[k][1].n});
+    // Per level of the walk: a strategy [A, n], child values [A, n] and a few vectors.
+    arena_size_ = static_cast<size_t>(Depth(0) + 2) * (3 * widest + 8) * most + 64;
+    scratch_.resize(threads_);
+    for (Scratch<T>& s : scratch_) s.data.assign(arena_size_, T(0));
+    Scratch<T>& s = scratch_[0];
+    T* mass = s.Take(side_[0][0].n);  // the deals' total weight, once: the ranges do not change
+    Fold(0, 0, side_[0][1].weight.data(), T(1), mass);
+    normalizer_ = Dot(0, mass);
+    s.top = 0;
+  }
+
+  int hands(int p) const { return side_[0][p].n; }
+  size_t state_size() const { return size_; }
+
+  // Sum of w0(h) w1(h') over the pairs of hands with no card in common.
+  double normalizer() const { return normalizer_; }
+
+  // Iteration t (1-based): OOP's half, then IP's.
+  void Iterate(int t) {
+    T keep = t == 1 ? T(0) : static_cast<T>(std::pow((t - 1.0) / t, rule_.power));
+    double pos = 1, neg = 1, scale = 1;
+    if (rule_.discount) {
+      pos = 1 / (1 + rule_.offset * std::pow(static_cast<double>(t), -rule_.alpha));
+      neg = 1 / (1 + rule_.offset * std::pow(static_cast<double>(t), -rule_.beta));
+    }
+    if (rule_.weighted) scale = std::pow(static_cast<double>(t), rule_.instant_power);
+    discount_ = {static_cast<T>(pos), static_cast<T>(neg), static_cast<T>(scale)};
+    for (int p = 0; p < 2; ++p) {
+      Scratch<T>& s = scratch_[0];
+      s.top = 0;
+      T* out = s.Take(side_[0][p].n);
+      Walk(s, 0, p, side_[0][p].weight.data(), side_[0][1 - p].weight.data(), out, p == 0, keep);
+    }
+  }
+
+  // NashConv of the average strategy; each player's value per deal under it in `values`.
+  double NashConv(double* values) {
+    double conv = 0;
+    for (int p = 0; p < 2; ++p) {
+      Scratch<T>& s = scratch_[0];
+      s.top = 0;
+      T* average = s.Take(side_[0][p].n);
+      T* best = s.Take(side_[0][p].n);
+      Evaluate(s, 0, p, side_[0][1 - p].weight.data(), average, best);
+      double a = Dot(p, average), b = Dot(p, best);
+      values[p] = a / normalizer_;
+      conv += (b - a) / normalizer_;
+    }
+    return conv;
+  }
+
+  // Each player's share of the pot if both checked down (ties split), per deal: on the spot's board
+  // (a river spot), else averaged over the cards to come with weight `deal_weight` each.
+  void Equity(double deal_weight, double* out) {
+    Scratch<T>& s = scratch_[0];
+    for (int p = 0; p < 2; ++p) {
+      s.top = 0;
+      T* total = s.Take(side_[0][p].n);
+      int from = spot_.contexts == 1 ? 0 : 1;
+      std::fill(total, total + side_[0][p].n, T(0));
+      for (int k = from; k < spot_.contexts; ++k) {
+        const Side<T>& side = side_[k][p];
+        int n = side.n;
+        T* share = s.Take(n);  // compatible weight plus win minus lose, halved below: win plus half the ties
+        T* difference = s.Take(n);
+        const T* other = side_[k][1 - p].weight.data();
+        Fold(k, p, other, T(1), share);
+        Showdown(k, p, other, T(1), difference);
+        T weight = static_cast<T>(k == 0 ? 1.0 : deal_weight);
+        for (int i = 0; i < n; ++i) total[side.top[i]] += weight * (share[i] + difference[i]);
+        s.top -= 2 * n;
+      }
+      out[p] = Dot(p, total) / 2 / normalizer_;
+    }
+  }
+
+  // The average strategy at decision node v over the union's hands [A, hands] (uniform for hands not in
+  // the actor's range, as the array form's average has them).
+  void Average(int v, double* out) const {
+    const Side<T>& side = side_[spot_.context[v]][spot_.player[v]];
+    int actions = spot_.count[v], hands = spot_.hands;
+    std::fill(out, out + static_cast<size_t>(actions) * hands, 1.0 / actions);
+    const T* weights = average_.data() + offset_[v];
+    for (int i = 0; i < side.n; ++i) {
+      double sum = 0;
+      for (int a = 0; a < actions; ++a) sum += weights[a * side.n + i];
+      for (int a = 0; a < actions; ++a)
+        out[a * hands + side.index[i]] = sum > 0 ? weights[a * side.n + i] / sum : 1.0 / actions;
+    }
+  }
+
+ private:
+  // where[h] = h's position in `side`, -1 where it has none.
+  static void Locate(const Side<T>& side, std::vector<int>* where) {
+    std::fill(where->begin(), where->end(), -1);
+    for (int i = 0; i < side.n; ++i) (*where)[side.index[i]] = i;
+  }
+
+  void Allocate(int v) {
+    int kind = spot_.kind[v];
+    if (kind == kDecision) {
+      offset_[v] = size_;
+      size_ += static_cast<size_t>(spot_.count[v]) * side_[spot_.context[v]][spot_.player[v]].n;
+    }
+    if (kind != kDecision && kind != kChance) return;
+    for (int a = 0; a < spot_.count[v]; ++a) {
+      int child = spot_.first[v] + a;
+      int k = spot_.context[child];
+      if (kind == kChance && spot_.rep[k] != k) continue;
+      Allocate(child);
+    }
+  }
+
+  int Depth(int v) const {
+    if (spot_.kind[v] != kDecision && spot_.kind[v] != kChance) return 0;
+    int most = 0;
+    for (int a = 0; a < spot_.count[v]; ++a) most = std::max(most, Depth(spot_.first[v] + a));
+    return most + 1;
+  }
+
+  // Sum over player p's hands (context 0) of its range weight times x, in double.
+  double Dot(int p, const T* x) const {
+    const Side<T>& side = side_[0][p];
+    double sum = 0;
+    for (int i = 0; i < side.n; ++i) sum += static_cast<double>(side.weight[i]) * x[i];
+    return sum;
+  }
+
+  // out[i] = scale * the opponent's reach over hands sharing no card with p's hand i (context k).
+  void Fold(int k, int p, const T* reach, T scale, T* out) const {
+    const Side<T>& own = side_[k][p];
+    const Side<T>& other = side_[k][1 - p];
+    T card[52] = {};
+    T total = 0;
+    for (int j = 0; j < other.n; ++j) {
+      T r = reach[j];
+      if (r == 0) continue;
+      total += r;
+      card[other.c1[j]] += r;
+      card[other.c2[j]] += r;
+    }
+    for (int i = 0; i < own.n; ++i) {
+      T same = own.same[i] >= 0 ? reach[own.same[i]] : T(0);
+      out[i] = scale * (total - card[own.c1[i]] - card[own.c2[i]] + same);
+    }
+  }
+
+  // One walk up the hands in order of strength (showdown_sweep.cc's method): per own group of equal
+  // strength, win before the opponent's hands of that strength are added, after once they are, and
+  // full at the end; win - lose = win + after - full.
+  void Showdown(int k, int p, const T* reach, T amount, T* out) const {
+    const Side<T>& own = side_[k][p];
+    const Side<T>& other = side_[k][1 - p];
+    T card[52] = {};
+    T total = 0;
+    int j = 0;
+    auto add = [&](int h) {
+      T r = reach[h];
+      if (r == 0) return;  // often, deep in the tree: the running sums' chain is then skipped
+      total += r;
+      card[other.c1[h]] += r;
+      card[other.c2[h]] += r;
+    };
+    for (int i = 0; i < own.n;) {
+      int group = own.strength[i], end = i;
+      while (end < own.n && own.strength[end] == group) ++end;
+      while (j < other.n && other.strength[j] < group) add(j++);
+      for (int m = i; m < end; ++m) out[m] = total - card[own.c1[m]] - card[own.c2[m]];
+      while (j < other.n && other.strength[j] == group) add(j++);
+      for (int m = i; m < end; ++m) out[m] += total - card[own.c1[m]] - card[own.c2[m]];
+      i = end;
+    }
+    while (j < other.n) add(j++);
+    for (int i = 0; i < own.n; ++i) out[i] = amount * (out[i] - (total - card[own.c1[i]] - card[own.c2[i]]));
+  }
+
+  // Regret matching at v into strategy [A, n].
+  void Match(Scratch<T>& s, int v, int n, T* strategy) {
+    const T* regret = regret_.data() + offset_[v];
+    for (int m = 0; m < spot_.count[v] * n; ++m) strategy[m] = std::max(regret[m], T(0));
+    Normalize(s, spot_.count[v], n, strategy);
+  }
+
+  // weights [A, n] normalised over the actions, uniform where they sum to 0 (loops over the hands,
+  // which the compiler vectorises).
+  static void Normalize(Scratch<T>& s, int actions, int n, T* weights) {
+    size_t mark = s.top;
+    T* total = s.Take(n);
+    std::copy(weights, weights + n, total);
+    for (int a = 1; a < actions; ++a)
+      for (int i = 0; i < n; ++i) total[i] += weights[a * n + i];
+    T uniform = T(1) / actions;
+    T* safe = s.Take(n);  // divisions without a branch, then the uniform rows by a select
+    for (int i = 0; i < n; ++i) safe[i] = total[i] > 0 ? total[i] : T(1);
+    for (int a = 0; a < actions; ++a) {
+      T* row = weights + a * n;
+      for (int i = 0; i < n; ++i) row[i] = row[i] / safe[i];
+      for (int i = 0; i < n; ++i) row[i] = total[i] > 0 ? row[i] : uniform;
+    }
+    s.top = mark;
+  }
+
+  // The cards a chance node solves (each class's first), split into `threads_` shares by `part`; for
+  // each, `solve(scratch, child, k, values)` gives player p's values in card k's context, which are added
+  // into out [n_p] (context 0) for every card of k's class, times the chance weight.
+  template <typename F>
+  void Deal(Scratch<T>& s, int v, int p, T* out, F solve) {
+    int np = side_[0][p].n;
+    std::vector<int> solved;
+    for (int a = 0; a < spot_.count[v]; ++a) {
+      int child = spot_.first[v] + a;
+      if (spot_.rep[spot_.context[child]] == spot_.context[child]) solved.push_back(child);
+    }
+    auto run = [&](Scratch<T>& scratch, int part, int parts, T* sum) {
+      std::fill(sum, sum + np, T(0));
+      for (size_t m = part; m < solved.size(); m += parts) {
+        int child = solved[m], k = spot_.context[child];
+        size_t mark = scratch.top;
+        T* values = scratch.Take(side_[k][p].n);
+        solve(scratch, child, k, values);
+        for (int mate : mates_[k]) {
+          const int* back = back_[mate][p].data();
+          for (int i = 0; i < np; ++i)
+            if (back[i] >= 0) sum[i] += values[back[i]];
+        }
+        scratch.top = mark;
+      }
+    };
+    int parts = std::min<int>(threads_, static_cast<int>(solved.size()));
+    if (parts <= 1) {
+      run(s, 0, 1, out);
+    } else {
+      std::vector<std::vector<T>> sums(parts, std::vector<T>(np));
+      std::vector<std::thread> helpers;
+      for (int part = 1; part < parts; ++part) {
+        helpers.emplace_back([&, part] {
+          Scratch<T>& scratch = scratch_[part];
+          scratch.top = 0;
+          run(scratch, part, parts, sums[part].data());
+        });
+      }
+      run(s, 0, parts, out);
+      for (std::thread& helper : helpers) helper.join();
+      for (int part = 1; part < parts; ++part)
+        for (int i = 0; i < np; ++i) out[i] += sums[part][i];
+    }
+    T weight = static_cast<T>(spot_.amount[v]);
+    for (int i = 0; i < np; ++i) out[i] *= weight;
+  }
+
+  // Whether any of the reaches x [n] (all at least 0) is above 0.
+  static bool Reached(const T* x, int n) {
+    int any = 0;  // an OR over the hands, which the compiler vectorises (a max over floats it does not)
+    for (int i = 0; i < n; ++i) any |= x[i] > 0;
+    return any != 0;
+  }
+
+  // Gathers player q's context-0 vector x into card k's hands.
+  void Gather(int k, int q, const T* x, T* out) const {
+    const Side<T>& side = side_[k][q];
+    for (int i = 0; i < side.n; ++i) out[i] = x[side.top[i]];
+  }
+
+  // Player p's counterfactual values at v into out [n_p]; `own` p's reach (read only where the
+  // average's weights are added, `first`), `other` the opponent's.
+  void Walk(Scratch<T>& s, int v, int p, const T* own, const T* other, T* out, bool first, T keep) {
+    int kind = spot_.kind[v], k = spot_.context[v];
+    if ((kind == kFold || kind == kShowdown) && !Reached(other, side_[k][1 - p].n)) {
+      std::fill(out, out + side_[k][p].n, T(0));  // no deal reaches it: the values the walk would give
+      return;
+    }
+    if (kind == kFold) {
+      T amount = static_cast<T>(spot_.amount[v]);
+      Fold(k, p, other, spot_.player[v] == p ? -amount : amount, out);
+      return;
+    }
+    if (kind == kShowdown) {
+      Showdown(k, p, other, static_cast<T>(spot_.amount[v]), out);
+      return;
+    }
+    if (kind == kChance) {
+      Deal(s, v, p, out, [&](Scratch<T>& scratch, int child, int card, T* values) {
+        T* own_k = scratch.Take(side_[card][p].n);
+        T* other_k = scratch.Take(side_[card][1 - p].n);
+        Gather(card, p, own, own_k);
+        Gather(card, 1 - p, other, other_k);
+        Walk(scratch, child, p, own_k, other_k, values, first, keep);
+      });
+      return;
+    }
+    int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n, np = side_[k][p].n;
+    size_t mark = s.top;
+    T* strategy = s.Take(actions * n);
+    Match(s, v, n, strategy);
+    const T* reach = actor == p ? own : other;
+    if (first) {
+      T* average = average_.data() + offset_[v];
+      for (int a = 0; a < actions; ++a) {
+        T* row = average + a * n;
+        const T* st = strategy + a * n;
+        for (int i = 0; i < n; ++i) row[i] = row[i] * keep + reach[i] * st[i];
+      }
+    }
+    T* next = s.Take(n);
+    std::fill(out, out + np, T(0));
+    if (actor == p) {
+      T* values = s.Take(actions * np);
+      for (int a = 0; a < actions; ++a) {
+        const T* st = strategy + a * n;
+        if (first)
+          for (int i = 0; i < n; ++i) next[i] = own[i] * st[i];
+        Walk(s, spot_.first[v] + a, p, next, other, values + a * np, first, keep);
+        for (int i = 0; i < np; ++i) out[i] += st[i] * values[a * np + i];
+      }
+      T* regret = regret_.data() + offset_[v];
+      auto [pos, neg, scale] = discount_;
+      for (int a = 0; a < actions; ++a) {
+        for (int i = 0; i < np; ++i) {
+          T instant = values[a * np + i] - out[i];
+          if (rule_.weighted) instant *= scale;
+          T r = regret[a * np + i] + instant;
+          if (rule_.clip) r = std::max(r, T(0));
+          if (rule_.discount) r *= r > 0 ? pos : neg;
+          regret[a * np + i] = r;
+        }
+      }
+    } else {
+      T* value = s.Take(np);
+      for (int a = 0; a < actions; ++a) {
+        const T* st = strategy + a * n;
+        for (int i = 0; i < n; ++i) next[i] = other[i] * st[i];
+        Walk(s, spot_.first[v] + a, p, own, next, value, first, keep);
+        for (int i = 0; i < np; ++i) out[i] += value[i];
+      }
+    }
+    s.top = mark;
+  }
+
+  // Player p's values at v under the average strategy (average) and as a best response (best).
+  void Evaluate(Scratch<T>& s, int v, int p, const T* other, T* average, T* best) {
+    int kind = spot_.kind[v], k = spot_.context[v];
+    int np = side_[k][p].n;
+    if (kind == kFold || kind == kShowdown) {
+      if (kind == kFold) {
+        T amount = static_cast<T>(spot_.amount[v]);
+        Fold(k, p, other, spot_.player[v] == p ? -amount : amount, average);
+      } else {
+        Showdown(k, p, other, static_cast<T>(spot_.amount[v]), average);
+      }
+      std::copy(average, average + np, best);
+      return;
+    }
+    if (kind == kChance) {  // the two vectors side by side: one deal carries both
+      size_t mark = s.top;
+      T* both = s.Take(2 * np);
+      Deal2(s, v, p, other, both);
+      std::copy(both, both + np, average);
+      std::copy(both + np, both + 2 * np, best);
+      s.top = mark;
+      return;
+    }
+    int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n;
+    size_t mark = s.top;
+    T* strategy = s.Take(actions * n);
+    const T* weights = average_.data() + offset_[v];
+    std::copy(weights, weights + actions * n, strategy);
+    Normalize(s, actions, n, strategy);
+    T* child_average = s.Take(np);
+    T* child_best = s.Take(np);
+    std::fill(average, average + np, T(0));
+    if (actor == p) {
+      std::fill(best, best + np, -INFINITY);
+      for (int a = 0; a < actions; ++a) {
+        Evaluate(s, spot_.first[v] + a, p, other, child_average, child_best);
+        const T* st = strategy + a * n;
+        for (int i = 0; i < np; ++i) {
+          average[i] += st[i] * child_average[i];
+          best[i] = std::max(best[i], child_best[i]);
+        }
+      }
+    } else {
+      std::fill(best, best + np, T(0));
+      T* next = s.Take(n);
+      for (int a = 0; a < actions; ++a) {
+        const T* st = strategy + a * n;
+        for (int i = 0; i < n; ++i) next[i] = other[i] * st[i];
+        Evaluate(s, spot_.first[v] + a, p, next, child_average, child_best);
+        for (int i = 0; i < np; ++i) {
+          average[i] += child_average[i];
+          best[i] += child_best[i];
+        }
+      }
+    }
+    s.top = mark;
+  }
+
+  // Evaluate's chance node: the average's and the best response's values, [2, n_p] in `both`.
+  void Deal2(Scratch<T>& s, int v, int p, const T* other, T* both) {
+    int np = side_[0][p].n;
+    T* average = s.Take(np);
+    T* best = s.Take(np);
+    // Two deals, one per vector, would walk every card twice; instead the card's values are made once
+    // and kept per card for the second sum.
+    std::vector<std::vector<T>> kept(spot_.contexts);
+    Deal(s, v, p, average, [&](Scratch<T>& scratch, int child, int card, T* values) {
+      int n = side_[card][p].n;
+      T* other_k = scratch.Take(side_[card][1 - p].n);
+      T* best_k = scratch.Take(n);
+      Gather(card, 1 - p, other, other_k);
+      Evaluate(scratch, child, p, other_k, values, best_k);
+      kept[card].assign(best_k, best_k + n);
+    });
+    std::fill(best, best + np, T(0));
+    for (int k = 1; k < spot_.contexts; ++k) {
+      if (kept[k].empty()) continue;
+      for (int mate : mates_[k]) {
+        const int* back = back_[mate][p].data();
+        for (int i = 0; i < np; ++i)
+          if (back[i] >= 0) best[i] += kept[k][back[i]];
+      }
+    }
+    T weight = static_cast<T>(spot_.amount[v]);
+    for (int i = 0; i < np; ++i) best[i] *= weight;
+    std::copy(average, average + np, both);
+    std::copy(best, best + np, both + np);
+  }
+
+  const Spot spot_;
+  Rule rule_;
+  int threads_;
+  std::vector<std::array<Side<T>, 2>> side_;
+  std::vector<std::vector<int>> mates_;            // per solved card: the cards of its class (itself too)
+  std::vector<std::array<std::vector<int>, 2>> back_;  // per card and player: see the constructor
+  std::vector<size_t> offset_;
+  size_t size_ = 0, arena_size_ = 0;
+  std::vector<T> regret_, average_;
+  std::vector<Scratch<T>> scratch_;
+  double normalizer_ = 0;
+  struct {
+    T pos, neg, scale;
+  } discount_{1, 1, 1};
+};
+
+template <typename T>
+int Solve(const Spot& spot, const double* rule, int threads, int max_iterations, int eval_every,
+          double target, double deal_weight, double* curve, int32_t* checks, double* values,
+          double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, double* root,
+          int64_t* state_size) {
+  Rule r{rule[0], rule[0] != 0, rule[1] != 0, rule[2] != 0, rule[3], rule[4], rule[5], rule[6]};
+  Solver<T> solver(spot, r, threads);
+  if (solver.hands(0) == 0 || solver.hands(1) == 0 || !(solver.normalizer() > 0)) return 1;
+  *state_size = static_cast<int64_t>(solver.state_size());
+  solver.Equity(deal_weight, equity);
+  int done = 0, made = 0;
+  double spent = 0, conv = 0;
+  while (done < max_iterations) {
+    int steps = std::min(eval_every, max_iterations - done);
+    for (int k = 0; k < steps; ++k) solver.Iterate(++done);
+    auto start = std::chrono::steady_clock::now();
+    conv = solver.NashConv(values);
+    spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    curve[2 * made] = done;
+    curve[2 * made + 1] = conv / 2;
+    ++made;
+    if (conv / 2 <= target) break;
+  }
+  *checks = made;
+  *nash_conv = conv;
+  *iterations = done;
+  *check_seconds = spent;
+  if (root != nullptr) solver.Average(0, root);
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Returns 0, or 1 where no pair of the two ranges' hands is without a card in common.
+// Tree [nodes]: kind, player (actor or folder), first child, children, context, amount. Hands [hands]:
+// cards [hands, 2]; per context [contexts, hands] strength; dealt [contexts] the card dealt (-1 for
+// context 0); rep [contexts] the card solved for each (itself where it is solved); pull [contexts,
+// hands] the hand whose values a card's hand takes from its solved card; weights [2, hands].
+// rule: (instant power or 0, clip, discount, alpha, beta, offset, averaging power). curve:
+// [ceil(max_iterations / eval_every), 2] (iteration, exploitability) per check; equity: [2] the
+// check-down shares (deal_weight: a card's chance); root: [A, hands] the root's average strategy, or
+// null; state_size: the regrets' entries (the average has as many).
+#define JAXCFR_SPOT_SOLVE(name, T)                                                                             \
+  int name(int nodes, const int8_t* kind, const int8_t* player, const int32_t* first, const int32_t* count,    \
+           const int32_t* context, const double* amount, int hands, int contexts, const int32_t* cards,       \
+           const int32_t* strength, const int32_t* dealt, const int32_t* rep, const int32_t* pull,            \
+           const double* weights, const double* rule, int threads, int max_iterations, int eval_every,        \
+           double target, double deal_weight, double* curve, int32_t* checks, double* values,                 \
+           double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, double* root,       \
+           int64_t* state_size) {                                                                              \
+    Spot spot{nodes, kind, player, first, count, context, amount, hands, contexts, cards, strength, dealt,      \
+              rep, pull, weights};                                                                             \
+    return Solve<T>(spot, rule, threads, max_iterations, eval_every, target, deal_weight, curve, checks,       \
+                    values, nash_conv, iterations, check_seconds, equity, root, state_size);                   \
+  }
+
+JAXCFR_SPOT_SOLVE(jaxcfr_spot_solve_f32, float)
+JAXCFR_SPOT_SOLVE(jaxcfr_spot_solve_f64, double)
+}
