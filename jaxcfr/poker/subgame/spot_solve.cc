@@ -30,10 +30,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -59,14 +64,101 @@ struct Side {  // one player's hands in one context: those of its range, by incr
 };
 
 template <typename T>
+struct Lanes;  // one 32-byte vector of T (GCC's and Clang's vector extensions): a batch's rows
+template <>
+struct Lanes<float> {
+  typedef float V __attribute__((vector_size(32)));
+};
+template <>
+struct Lanes<double> {
+  typedef double V __attribute__((vector_size(32)));
+};
+
+template <typename T>
 struct Scratch {  // one thread's arena: a stack of vectors taken and given back level by level
   std::vector<T> data;
+  std::vector<const T*> reach;  // a river tree's walk: per node, the reaches it sees (`Solver::River`)
   size_t top = 0;
   T* Take(size_t n) {
     T* at = data.data() + top;
     top += n;
     return at;
   }
+};
+
+// Helper threads that stay for a solve: Run(work) calls work(part) on each (part 1, 2, ...) and on the
+// caller (part 0) and returns once all have returned. A solve runs a few thousand of these a second,
+// so each side spins a while for the other before it sleeps on a condition variable.
+class Pool {
+ public:
+  explicit Pool(int helpers) {
+    for (int part = 1; part <= helpers; ++part) threads_.emplace_back([this, part] { Serve(part); });
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      round_.fetch_add(1);
+    }
+    wake_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+
+  void Run(const std::function<void(int)>& work) {
+    if (threads_.empty()) {
+      work(0);
+      return;
+    }
+    work_ = &work;
+    busy_.store(static_cast<int>(threads_.size()));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      round_.fetch_add(1);
+    }
+    wake_.notify_all();
+    work(0);
+    if (Spin([this] { return busy_.load() == 0; })) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return busy_.load() == 0; });
+  }
+
+ private:
+  template <typename F>
+  static bool Spin(F ready) {
+    for (int k = 0; k < 20000; ++k) {
+      if (ready()) return true;
+      std::this_thread::yield();
+    }
+    return ready();
+  }
+
+  void Serve(int part) {
+    size_t seen = 0;
+    for (;;) {
+      if (!Spin([&] { return round_.load() != seen; })) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return round_.load() != seen; });
+      }
+      seen = round_.load();
+      if (stop_) return;
+      (*work_)(part);
+      if (busy_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* work_ = nullptr;
+  std::atomic<size_t> round_{0};
+  std::atomic<int> busy_{0};
+  bool stop_ = false;
 };
 
 struct Spot {  // the caller's arrays
@@ -152,8 +244,47 @@ class Solver {
     for (int k = 0; k < spot.contexts; ++k) most = std::max({most, side_[k][0].n, side_[k][1].n});
     // Per level of the walk: a strategy [A, n], child values [A, n] and a few vectors.
     arena_size_ = static_cast<size_t>(Depth(0) + 2) * (3 * widest + 8) * most + 64;
+    // The river trees (the whole tree of a river spot, the trees below a turn's chance nodes) walk
+    // level by level: their plans, and room for a walk's vectors on top of the levels above.
+    plan_of_.assign(spot.nodes, -1);
+    size_t river_most = 0;
+    for (int v = 0; v < spot.nodes; ++v) {
+      bool top = v == 0 && !Deals(0);
+      bool dealt = spot.kind[v] == kChance;
+      if (!top && !dealt) continue;
+      for (int a = 0; a < (top ? 1 : spot.count[v]); ++a) {
+        int root = top ? 0 : spot.first[v] + a;
+        int k = spot.context[root];
+        if (spot.kind[root] != kDecision || spot.rep[k] != k) continue;
+        plan_of_[root] = static_cast<int>(plans_.size());
+        plans_.push_back(MakePlan(root));
+        const Plan& plan = plans_.back();
+        size_t hands_most = std::max(side_[k][0].n, side_[k][1].n);
+        size_t nodes = plan.node.size();
+        // per node: a reach (each player's) and a value vector; per decision its strategy; the batches
+        size_t need = nodes * 4 * hands_most + plan.decisions * widest * hands_most;
+        need += 4 * (hands_most + 1) * kBatch + 53 * kBatch + hands_most + 64;
+        river_most = std::max(river_most, need);
+        river_nodes_ = std::max(river_nodes_, nodes);
+      }
+    }
+    arena_size_ += river_most;
+    solved_.resize(spot.nodes);
+    for (int v = 0; v < spot.nodes; ++v) {
+      if (spot.kind[v] != kChance) continue;
+      for (int a = 0; a < spot.count[v]; ++a) {
+        int child = spot.first[v] + a;
+        if (spot.rep[spot.context[child]] == spot.context[child]) solved_[v].push_back(child);
+      }
+    }
+    dealt_stride_ = 2 * static_cast<size_t>(most);
+    dealt_.assign(spot.contexts * dealt_stride_, T(0));
+    pool_ = std::make_unique<Pool>(threads_ - 1);
     scratch_.resize(threads_);
-    for (Scratch<T>& s : scratch_) s.data.assign(arena_size_, T(0));
+    for (Scratch<T>& s : scratch_) {
+      s.data.assign(arena_size_, T(0));
+      s.reach.assign(4 * river_nodes_, nullptr);
+    }
     Scratch<T>& s = scratch_[0];
     T* mass = s.Take(side_[0][0].n);  // the deals' total weight, once: the ranges do not change
     Fold(0, 0, side_[0][1].weight.data(), T(1), mass);
@@ -328,76 +459,67 @@ class Solver {
 
   // Regret matching at v into strategy [A, n].
   void Match(Scratch<T>& s, int v, int n, T* strategy) {
-    const T* regret = regret_.data() + offset_[v];
-    for (int m = 0; m < spot_.count[v] * n; ++m) strategy[m] = std::max(regret[m], T(0));
-    Normalize(s, spot_.count[v], n, strategy);
+    Normalize<true>(s, spot_.count[v], n, regret_.data() + offset_[v], strategy);
   }
 
-  // weights [A, n] normalised over the actions, uniform where they sum to 0 (loops over the hands,
-  // which the compiler vectorises).
-  static void Normalize(Scratch<T>& s, int actions, int n, T* weights) {
+  // into [A, n]: x [A, n] (its positive parts, with `positive`) normalised over the actions, uniform
+  // where they sum to 0; two passes over x (loops over the hands, which the compiler vectorises).
+  template <bool positive>
+  static void Normalize(Scratch<T>& s, int actions, int n, const T* x, T* into) {
+    auto part = [](T value) { return positive ? std::max(value, T(0)) : value; };
     size_t mark = s.top;
     T* total = s.Take(n);
-    std::copy(weights, weights + n, total);
+    for (int i = 0; i < n; ++i) total[i] = part(x[i]);
     for (int a = 1; a < actions; ++a)
-      for (int i = 0; i < n; ++i) total[i] += weights[a * n + i];
+      for (int i = 0; i < n; ++i) total[i] += part(x[a * n + i]);
     T uniform = T(1) / actions;
-    T* safe = s.Take(n);  // divisions without a branch, then the uniform rows by a select
-    for (int i = 0; i < n; ++i) safe[i] = total[i] > 0 ? total[i] : T(1);
     for (int a = 0; a < actions; ++a) {
-      T* row = weights + a * n;
-      for (int i = 0; i < n; ++i) row[i] = row[i] / safe[i];
-      for (int i = 0; i < n; ++i) row[i] = total[i] > 0 ? row[i] : uniform;
+      const T* row = x + a * n;
+      T* out = into + a * n;
+      for (int i = 0; i < n; ++i) out[i] = total[i] > 0 ? part(row[i]) / total[i] : uniform;
     }
     s.top = mark;
   }
 
-  // The cards a chance node solves (each class's first), split into `threads_` shares by `part`; for
-  // each, `solve(scratch, child, k, values)` gives player p's values in card k's context, which are added
-  // into out [n_p] (context 0) for every card of k's class, times the chance weight.
+  // A chance node: each card it solves (each class's first) by `solve(scratch, child, k, values)`, which
+  // fills `vectors` vectors of player p's values in card k's context, side by side; the cards go to
+  // the pool's threads as they come free, and each keeps its values apart, so that the sums into
+  // outs[0..vectors) (context 0, every card of k's class, times the chance weight) run in the cards'
+  // order: the same numbers whatever the threads.
   template <typename F>
-  void Deal(Scratch<T>& s, int v, int p, T* out, F solve) {
+  void Deal(int v, int p, int vectors, T* const* outs, F solve) {
     int np = side_[0][p].n;
-    std::vector<int> solved;
-    for (int a = 0; a < spot_.count[v]; ++a) {
-      int child = spot_.first[v] + a;
-      if (spot_.rep[spot_.context[child]] == spot_.context[child]) solved.push_back(child);
-    }
-    auto run = [&](Scratch<T>& scratch, int part, int parts, T* sum) {
-      std::fill(sum, sum + np, T(0));
-      for (size_t m = part; m < solved.size(); m += parts) {
+    const std::vector<int>& solved = solved_[v];
+    std::atomic<size_t> next{0};
+    pool_->Run([&](int part) {
+      Scratch<T>& scratch = scratch_[part];
+      size_t mark = scratch.top;
+      for (size_t m; (m = next.fetch_add(1)) < solved.size();) {
         int child = solved[m], k = spot_.context[child];
-        size_t mark = scratch.top;
-        T* values = scratch.Take(side_[k][p].n);
-        solve(scratch, child, k, values);
-        for (int mate : mates_[k]) {
-          const int* back = back_[mate][p].data();
-          for (int i = 0; i < np; ++i)
-            if (back[i] >= 0) sum[i] += values[back[i]];
-        }
+        solve(scratch, child, k, dealt_.data() + static_cast<size_t>(k) * dealt_stride_);
         scratch.top = mark;
       }
-    };
-    int parts = std::min<int>(threads_, static_cast<int>(solved.size()));
-    if (parts <= 1) {
-      run(s, 0, 1, out);
-    } else {
-      std::vector<std::vector<T>> sums(parts, std::vector<T>(np));
-      std::vector<std::thread> helpers;
-      for (int part = 1; part < parts; ++part) {
-        helpers.emplace_back([&, part] {
-          Scratch<T>& scratch = scratch_[part];
-          scratch.top = 0;
-          run(scratch, part, parts, sums[part].data());
-        });
-      }
-      run(s, 0, parts, out);
-      for (std::thread& helper : helpers) helper.join();
-      for (int part = 1; part < parts; ++part)
-        for (int i = 0; i < np; ++i) out[i] += sums[part][i];
-    }
+    });
     T weight = static_cast<T>(spot_.amount[v]);
-    for (int i = 0; i < np; ++i) out[i] *= weight;
+    int parts = pool_->size();
+    pool_->Run([&](int part) {  // the sums split by hands, each in the cards' order
+      int from = static_cast<int>(static_cast<int64_t>(np) * part / parts);
+      int to = static_cast<int>(static_cast<int64_t>(np) * (part + 1) / parts);
+      for (int x = 0; x < vectors; ++x) {
+        T* out = outs[x];
+        std::fill(out + from, out + to, T(0));
+        for (int child : solved) {
+          int k = spot_.context[child];
+          const T* values = dealt_.data() + static_cast<size_t>(k) * dealt_stride_ + x * side_[k][p].n;
+          for (int mate : mates_[k]) {
+            const int* back = back_[mate][p].data();
+            for (int i = from; i < to; ++i)
+              if (back[i] >= 0) out[i] += values[back[i]];
+          }
+        }
+        for (int i = from; i < to; ++i) out[i] *= weight;
+      }
+    });
   }
 
   // Whether any of the reaches x [n] (all at least 0) is above 0.
@@ -430,8 +552,12 @@ class Solver {
       Showdown(k, p, other, static_cast<T>(spot_.amount[v]), out);
       return;
     }
+    if (kind == kDecision && plan_of_[v] >= 0) {
+      River(s, plans_[plan_of_[v]], p, own, other, out, first, keep);
+      return;
+    }
     if (kind == kChance) {
-      Deal(s, v, p, out, [&](Scratch<T>& scratch, int child, int card, T* values) {
+      Deal(v, p, 1, &out, [&](Scratch<T>& scratch, int child, int card, T* values) {
         T* own_k = scratch.Take(side_[card][p].n);
         T* other_k = scratch.Take(side_[card][1 - p].n);
         Gather(card, p, own, own_k);
@@ -488,6 +614,270 @@ class Solver {
     s.top = mark;
   }
 
+  // A river tree's nodes in breadth-first order from its root (children consecutive): what a walk
+  // level by level needs.
+  struct Plan {
+    std::vector<int> node;   // the tree's node of each
+    std::vector<int> first;  // a decision's first child, in this order
+    int decisions = 0, context = 0;
+  };
+
+  Plan MakePlan(int root) const {
+    Plan plan;
+    plan.context = spot_.context[root];
+    plan.node.push_back(root);
+    for (size_t u = 0; u < plan.node.size(); ++u) {
+      int v = plan.node[u];
+      plan.first.push_back(static_cast<int>(plan.node.size()));
+      if (spot_.kind[v] != kDecision) continue;
+      ++plan.decisions;
+      for (int a = 0; a < spot_.count[v]; ++a) plan.node.push_back(spot_.first[v] + a);
+    }
+    return plan;
+  }
+
+  // Whether the tree below v deals a card.
+  bool Deals(int v) const {
+    if (spot_.kind[v] == kChance) return true;
+    if (spot_.kind[v] != kDecision) return false;
+    for (int a = 0; a < spot_.count[v]; ++a)
+      if (Deals(spot_.first[v] + a)) return true;
+    return false;
+  }
+
+  // Walk's work on a river tree, level by level: the reaches top down (strategies, the average's
+  // weights), every fold's and every showdown's values in two batches (`Batch`), then the values and
+  // regrets bottom up. The same numbers as the walk node by node: each node's strategy comes from its
+  // regrets before this half's update, which touches no other node's.
+  // With `best` (an evaluation, `Evaluate`'s work): the average strategy's values into `out` and the
+  // best response's into `best`, nothing updated.
+  void River(Scratch<T>& s, const Plan& plan, int p, const T* own, const T* other, T* out, bool first,
+             T keep, T* best = nullptr) {
+    int k = plan.context, nodes = static_cast<int>(plan.node.size());
+    int np = side_[k][p].n, no = side_[k][1 - p].n;
+    size_t mark = s.top;
+    bool evaluate = best != nullptr;
+    const T** reach_own = s.reach.data();  // p's reach (kept only where the average needs it)
+    const T** reach_other = reach_own + nodes;
+    T** values = const_cast<T**>(reach_other + nodes);
+    T** bests = values + nodes;
+    std::vector<T*> strategy(nodes, nullptr);
+    reach_own[0] = own;
+    reach_other[0] = other;
+    for (int u = 0; u < nodes; ++u) {
+      int v = plan.node[u];
+      values[u] = u == 0 ? out : s.Take(np);
+      if (evaluate) bests[u] = u == 0 ? best : s.Take(np);
+      if (spot_.kind[v] != kDecision) continue;
+      int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n;
+      T* st = strategy[u] = s.Take(actions * n);
+      if (evaluate) {
+        Normalize<false>(s, actions, n, average_.data() + offset_[v], st);
+      } else {
+        Match(s, v, n, st);
+      }
+      const T* reach = actor == p ? reach_own[u] : reach_other[u];
+      if (first) {
+        T* average = average_.data() + offset_[v];
+        for (int a = 0; a < actions; ++a) {
+          T* row = average + a * n;
+          const T* sa = st + a * n;
+          for (int i = 0; i < n; ++i) row[i] = row[i] * keep + reach[i] * sa[i];
+        }
+      }
+      for (int a = 0; a < actions; ++a) {
+        int c = plan.first[u] + a;
+        const T* sa = st + a * n;
+        reach_own[c] = reach_own[u];
+        reach_other[c] = reach_other[u];
+        if (actor != p) {
+          T* next = s.Take(n);
+          for (int i = 0; i < n; ++i) next[i] = reach_other[u][i] * sa[i];
+          reach_other[c] = next;
+        } else if (first) {
+          T* next = s.Take(n);
+          for (int i = 0; i < n; ++i) next[i] = reach_own[u][i] * sa[i];
+          reach_own[c] = next;
+        }
+      }
+    }
+    // The terminals whose deals some reach gets (the others are zero), a batch's lane per reach: a
+    // fold and a showdown below one of p's decisions see the same reach, and share a lane.
+    Lane lanes[kBatch];
+    int live = 0;
+    for (int u = 0; u < nodes; ++u) {
+      int v = plan.node[u], kind = spot_.kind[v];
+      if (kind != kFold && kind != kShowdown) continue;
+      if (!Reached(reach_other[u], no)) {
+        std::fill(values[u], values[u] + np, T(0));
+        continue;
+      }
+      int m = 0;
+      while (m < live && (lanes[m].reach != reach_other[u] || lanes[m].into[kind == kShowdown] != nullptr)) ++m;
+      if (m == live) {
+        if (live == kBatch) {
+          Batch(s, k, p, live, lanes);
+          live = m = 0;
+        }
+        lanes[m] = Lane{reach_other[u]};
+        ++live;
+      }
+      T amount = static_cast<T>(spot_.amount[v]);
+      lanes[m].into[kind == kShowdown] = values[u];
+      lanes[m].amount[kind == kShowdown] = kind == kFold && spot_.player[v] == p ? -amount : amount;
+    }
+    if (live > 0) Batch(s, k, p, live, lanes);
+    if (evaluate) {
+      for (int u = 0; u < nodes; ++u) {
+        int kind = spot_.kind[plan.node[u]];
+        if (kind == kFold || kind == kShowdown) std::copy(values[u], values[u] + np, bests[u]);
+      }
+    }
+    auto [pos, neg, scale] = discount_;
+    for (int u = nodes - 1; u >= 0; --u) {
+      int v = plan.node[u];
+      if (spot_.kind[v] != kDecision) continue;
+      int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n;
+      T* result = values[u];
+      const T* child = values[plan.first[u]];
+      if (actor != p) {
+        std::copy(child, child + np, result);
+        for (int a = 1; a < actions; ++a) {
+          child = values[plan.first[u] + a];
+          for (int i = 0; i < np; ++i) result[i] += child[i];
+        }
+        if (evaluate) {
+          T* most = bests[u];
+          std::copy(bests[plan.first[u]], bests[plan.first[u]] + np, most);
+          for (int a = 1; a < actions; ++a) {
+            child = bests[plan.first[u] + a];
+            for (int i = 0; i < np; ++i) most[i] += child[i];
+          }
+        }
+        continue;
+      }
+      const T* st = strategy[u];
+      std::fill(result, result + np, T(0));
+      for (int a = 0; a < actions; ++a) {
+        const T* sa = st + a * n;
+        child = values[plan.first[u] + a];
+        for (int i = 0; i < np; ++i) result[i] += sa[i] * child[i];
+      }
+      if (evaluate) {
+        T* most = bests[u];
+        std::copy(bests[plan.first[u]], bests[plan.first[u]] + np, most);
+        for (int a = 1; a < actions; ++a) {
+          child = bests[plan.first[u] + a];
+          for (int i = 0; i < np; ++i) most[i] = std::max(most[i], child[i]);
+        }
+        continue;
+      }
+      T* regret = regret_.data() + offset_[v];
+      for (int a = 0; a < actions; ++a) {
+        child = values[plan.first[u] + a];
+        T* ra = regret + a * np;
+        for (int i = 0; i < np; ++i) {
+          T instant = child[i] - result[i];
+          if (rule_.weighted) instant *= scale;
+          T r = ra[i] + instant;
+          if (rule_.clip) r = std::max(r, T(0));
+          if (rule_.discount) r *= r > 0 ? pos : neg;
+          ra[i] = r;
+        }
+      }
+    }
+    (void)no;
+    s.top = mark;
+  }
+
+  // One lane of a batch: the opponent's reach, and what it gives (into[0] a fold's values, into[1] a
+  // showdown's; null where there is none).
+  struct Lane {
+    const T* reach = nullptr;
+    T* into[2] = {nullptr, nullptr};
+    T amount[2] = {0, 0};
+  };
+
+  // Player p's values at the folds and showdowns of up to kBatch lanes of context k at once: into =
+  // amount * (Fold's or Showdown's sum) against the lane's reach. The reaches are laid out hand by
+  // hand, the lanes side by side in one vector (GCC's vector extensions), so that one walk over the
+  // opponent's hands keeps every lane's running sums in vector operations: a fold takes the sums at
+  // the end (and the same hand's reach back), a showdown the win - lose of `Showdown`.
+  void Batch(Scratch<T>& s, int k, int p, int count, const Lane* lanes) {
+    using V = typename Lanes<T>::V;
+    constexpr int B = kBatch;
+    const Side<T>& own = side_[k][p];
+    const Side<T>& other = side_[k][1 - p];
+    auto load = [](const T* at) {
+      V x;
+      std::memcpy(&x, at, sizeof(V));
+      return x;
+    };
+    auto store = [](T* at, V x) { std::memcpy(at, &x, sizeof(V)); };
+    size_t mark = s.top;
+    T* laid = s.Take(static_cast<size_t>(other.n) * B);  // [other.n, B]
+    T* result = s.Take(static_cast<size_t>(own.n) * B);  // [own.n, B]
+    T* card = s.Take(52 * B);
+    T* zero = s.Take(std::max(other.n, own.n));  // the rows past `count` read and write here
+    std::fill(card, card + 52 * B, T(0));
+    std::fill(zero, zero + std::max(other.n, own.n), T(0));
+    const T* from[B];
+    for (int m = 0; m < B; ++m) from[m] = m < count ? lanes[m].reach : zero;
+    for (int j = 0; j < other.n; ++j)
+      for (int m = 0; m < B; ++m) laid[j * B + m] = from[m][j];
+    V total = {};
+    auto add = [&](int j) {
+      V r = load(laid + j * B);
+      total += r;
+      T* a = card + other.c1[j] * B;
+      T* b = card + other.c2[j] * B;
+      store(a, load(a) + r);
+      store(b, load(b) + r);
+    };
+    auto left = [&](int i) {  // the opponent's weight added so far that is apart from hand i
+      return total - load(card + own.c1[i] * B) - load(card + own.c2[i] * B);
+    };
+    int j = 0;
+    for (int i = 0; i < own.n;) {
+      int group = own.strength[i], end = i;
+      while (end < own.n && own.strength[end] == group) ++end;
+      while (j < other.n && other.strength[j] < group) add(j++);
+      for (int m = i; m < end; ++m) store(result + m * B, left(m));
+      while (j < other.n && other.strength[j] == group) add(j++);
+      for (int m = i; m < end; ++m) store(result + m * B, load(result + m * B) + left(m));
+      i = end;
+    }
+    while (j < other.n) add(j++);
+    // Per lane: showdown  amount * (before + after - full);  fold  amount * (full + the same hand's).
+    T* folded = laid;  // [own.n, B] over the laid reaches, read for the same hands first
+    bool folds = false, showdowns = false;
+    V fold = {}, down = {};
+    for (int m = 0; m < count; ++m) {
+      fold[m] = lanes[m].amount[0];
+      down[m] = lanes[m].amount[1];
+      folds |= lanes[m].into[0] != nullptr;
+      showdowns |= lanes[m].into[1] != nullptr;
+    }
+    if (folds) {  // the same hands' reaches, before `folded` takes their place
+      T* same = s.Take(static_cast<size_t>(own.n) * B);
+      for (int i = 0; i < own.n; ++i)
+        store(same + i * B, own.same[i] >= 0 ? load(laid + own.same[i] * B) : V{});
+      folded = s.Take(static_cast<size_t>(own.n) * B);
+      for (int i = 0; i < own.n; ++i) store(folded + i * B, fold * (left(i) + load(same + i * B)));
+    }
+    if (showdowns)
+      for (int i = 0; i < own.n; ++i) store(result + i * B, down * (load(result + i * B) - left(i)));
+    for (int m = 0; m < count; ++m) {
+      for (int kind = 0; kind < 2; ++kind) {
+        T* to = lanes[m].into[kind];
+        if (to == nullptr) continue;
+        const T* from_rows = kind == 1 ? result : folded;
+        for (int i = 0; i < own.n; ++i) to[i] = from_rows[i * B + m];
+      }
+    }
+    s.top = mark;
+  }
+
   // Player p's values at v under the average strategy (average) and as a best response (best).
   void Evaluate(Scratch<T>& s, int v, int p, const T* other, T* average, T* best) {
     int kind = spot_.kind[v], k = spot_.context[v];
@@ -502,21 +892,23 @@ class Solver {
       std::copy(average, average + np, best);
       return;
     }
-    if (kind == kChance) {  // the two vectors side by side: one deal carries both
-      size_t mark = s.top;
-      T* both = s.Take(2 * np);
-      Deal2(s, v, p, other, both);
-      std::copy(both, both + np, average);
-      std::copy(both + np, both + 2 * np, best);
-      s.top = mark;
+    if (kind == kDecision && plan_of_[v] >= 0) {
+      River(s, plans_[plan_of_[v]], p, nullptr, other, average, false, T(0), best);
+      return;
+    }
+    if (kind == kChance) {  // one deal carries both vectors
+      T* outs[2] = {average, best};
+      Deal(v, p, 2, outs, [&](Scratch<T>& scratch, int child, int card, T* values) {
+        T* other_k = scratch.Take(side_[card][1 - p].n);
+        Gather(card, 1 - p, other, other_k);
+        Evaluate(scratch, child, p, other_k, values, values + side_[card][p].n);
+      });
       return;
     }
     int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n;
     size_t mark = s.top;
     T* strategy = s.Take(actions * n);
-    const T* weights = average_.data() + offset_[v];
-    std::copy(weights, weights + actions * n, strategy);
-    Normalize(s, actions, n, strategy);
+    Normalize<false>(s, actions, n, average_.data() + offset_[v], strategy);
     T* child_average = s.Take(np);
     T* child_best = s.Take(np);
     std::fill(average, average + np, T(0));
@@ -546,47 +938,23 @@ class Solver {
     s.top = mark;
   }
 
-  // Evaluate's chance node: the average's and the best response's values, [2, n_p] in `both`.
-  void Deal2(Scratch<T>& s, int v, int p, const T* other, T* both) {
-    int np = side_[0][p].n;
-    T* average = s.Take(np);
-    T* best = s.Take(np);
-    // Two deals, one per vector, would walk every card twice; instead the card's values are made once
-    // and kept per card for the second sum.
-    std::vector<std::vector<T>> kept(spot_.contexts);
-    Deal(s, v, p, average, [&](Scratch<T>& scratch, int child, int card, T* values) {
-      int n = side_[card][p].n;
-      T* other_k = scratch.Take(side_[card][1 - p].n);
-      T* best_k = scratch.Take(n);
-      Gather(card, 1 - p, other, other_k);
-      Evaluate(scratch, child, p, other_k, values, best_k);
-      kept[card].assign(best_k, best_k + n);
-    });
-    std::fill(best, best + np, T(0));
-    for (int k = 1; k < spot_.contexts; ++k) {
-      if (kept[k].empty()) continue;
-      for (int mate : mates_[k]) {
-        const int* back = back_[mate][p].data();
-        for (int i = 0; i < np; ++i)
-          if (back[i] >= 0) best[i] += kept[k][back[i]];
-      }
-    }
-    T weight = static_cast<T>(spot_.amount[v]);
-    for (int i = 0; i < np; ++i) best[i] *= weight;
-    std::copy(average, average + np, both);
-    std::copy(best, best + np, both + np);
-  }
-
   const Spot spot_;
   Rule rule_;
   int threads_;
   std::vector<std::array<Side<T>, 2>> side_;
   std::vector<std::vector<int>> mates_;            // per solved card: the cards of its class (itself too)
   std::vector<std::array<std::vector<int>, 2>> back_;  // per card and player: see the constructor
+  static constexpr int kBatch = 32 / sizeof(T);  // rows of a batch: one 256-bit vector
   std::vector<size_t> offset_;
-  size_t size_ = 0, arena_size_ = 0;
+  size_t size_ = 0, arena_size_ = 0, river_nodes_ = 0;
+  std::vector<Plan> plans_;
+  std::vector<int> plan_of_;  // per node: its plan, where it is a river tree's root; else -1
   std::vector<T> regret_, average_;
-  std::vector<Scratch<T>> scratch_;
+  std::vector<Scratch<T>> scratch_;  // one per thread of the pool
+  std::unique_ptr<Pool> pool_;
+  std::vector<std::vector<int>> solved_;  // per chance node: the children it solves
+  std::vector<T> dealt_;                  // per card: its values (two vectors), `Deal`
+  size_t dealt_stride_ = 0;
   double normalizer_ = 0;
   struct {
     T pos, neg, scale;
