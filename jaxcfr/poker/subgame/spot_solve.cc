@@ -77,11 +77,16 @@ struct Lanes<double> {
 template <typename T>
 struct Scratch {  // one thread's arena: a stack of vectors taken and given back level by level
   std::vector<T> data;
-  std::vector<const T*> reach;  // a river tree's walk: per node, the reaches it sees (`Solver::River`)
-  size_t top = 0;
+  std::vector<const T*> pointers;  // a plan's walk: per node, its reaches and values (`Solver::River`)
+  size_t top = 0, pointers_top = 0;
   T* Take(size_t n) {
     T* at = data.data() + top;
     top += n;
+    return at;
+  }
+  const T** TakePointers(size_t n) {
+    const T** at = pointers.data() + pointers_top;
+    pointers_top += n;
     return at;
   }
 };
@@ -239,51 +244,47 @@ class Solver {
     Allocate(0);
     regret_.assign(size_, T(0));
     average_.assign(size_, T(0));
-    int widest = 0, most = 0;
+    int widest = 0;
+    most_ = 0;
     for (int v = 0; v < spot.nodes; ++v) widest = std::max(widest, static_cast<int>(spot.count[v]));
-    for (int k = 0; k < spot.contexts; ++k) most = std::max({most, side_[k][0].n, side_[k][1].n});
-    // Per level of the walk: a strategy [A, n], child values [A, n] and a few vectors.
-    arena_size_ = static_cast<size_t>(Depth(0) + 2) * (3 * widest + 8) * most + 64;
-    // The river trees (the whole tree of a river spot, the trees below a turn's chance nodes) walk
-    // level by level: their plans, and room for a walk's vectors on top of the levels above.
+    for (int k = 0; k < spot.contexts; ++k) most_ = std::max({most_, side_[k][0].n, side_[k][1].n});
+    // Plans: the spot's own tree down to its chance nodes (a river spot's whole tree), and the river
+    // tree below each chance node for each card solved; each walks level by level (`River`).
+    auto need = [&](const Plan& plan) {  // a walk's vectors: per node reaches and values, per decision
+      size_t hands = std::max(side_[plan.context][0].n, side_[plan.context][1].n);  // its strategy, and
+      size_t batch = 4 * (hands + 1) * kBatch + 53 * kBatch + hands + 64;      // a batch
+      return plan.node.size() * 4 * hands + plan.decisions * widest * hands + batch;
+    };
     plan_of_.assign(spot.nodes, -1);
-    size_t river_most = 0;
-    for (int v = 0; v < spot.nodes; ++v) {
-      bool top = v == 0 && !Deals(0);
-      bool dealt = spot.kind[v] == kChance;
-      if (!top && !dealt) continue;
-      for (int a = 0; a < (top ? 1 : spot.count[v]); ++a) {
-        int root = top ? 0 : spot.first[v] + a;
-        int k = spot.context[root];
-        if (spot.kind[root] != kDecision || spot.rep[k] != k) continue;
-        plan_of_[root] = static_cast<int>(plans_.size());
-        plans_.push_back(MakePlan(root));
-        const Plan& plan = plans_.back();
-        size_t hands_most = std::max(side_[k][0].n, side_[k][1].n);
-        size_t nodes = plan.node.size();
-        // per node: a reach (each player's) and a value vector; per decision its strategy; the batches
-        size_t need = nodes * 4 * hands_most + plan.decisions * widest * hands_most;
-        need += 4 * (hands_most + 1) * kBatch + 53 * kBatch + hands_most + 64;
-        river_most = std::max(river_most, need);
-        river_nodes_ = std::max(river_nodes_, nodes);
-      }
-    }
-    arena_size_ += river_most;
-    solved_.resize(spot.nodes);
-    for (int v = 0; v < spot.nodes; ++v) {
-      if (spot.kind[v] != kChance) continue;
+    plans_.push_back(MakePlan(0));
+    plan_of_[0] = 0;
+    for (size_t u = 0; u < plans_[0].node.size(); ++u)
+      if (spot.kind[plans_[0].node[u]] == kChance) chances_.push_back(static_cast<int>(u));
+    for (int k = 1; k < spot.contexts; ++k)
+      if (spot.rep[k] == k) solved_.push_back(k);
+    size_t river_need = 0, pointers = 0;
+    for (int u : chances_) {
+      int v = plans_[0].node[u];
+      std::vector<int>& child = child_of_.emplace_back(spot.contexts, -1);
       for (int a = 0; a < spot.count[v]; ++a) {
-        int child = spot.first[v] + a;
-        if (spot.rep[spot.context[child]] == spot.context[child]) solved_[v].push_back(child);
+        int c = spot.first[v] + a, k = spot.context[c];
+        child[k] = c;
+        if (spot.kind[c] != kDecision || spot.rep[k] != k) continue;
+        plan_of_[c] = static_cast<int>(plans_.size());
+        plans_.push_back(MakePlan(c));
+        river_need = std::max(river_need, need(plans_.back()));
+        pointers = std::max(pointers, plans_.back().node.size());
       }
     }
-    dealt_stride_ = 2 * static_cast<size_t>(most);
-    dealt_.assign(spot.contexts * dealt_stride_, T(0));
+    // A thread's arena: the spot's own walk (the caller's thread), a card's gathered reaches at every
+    // chance node and one river walk.
+    arena_size_ = need(plans_[0]) + chances_.size() * 2 * most_ + river_need + 64;
+    dealt_.assign(chances_.size() * spot.contexts * 2 * static_cast<size_t>(most_), T(0));
     pool_ = std::make_unique<Pool>(threads_ - 1);
     scratch_.resize(threads_);
-    for (Scratch<T>& s : scratch_) {
-      s.data.assign(arena_size_, T(0));
-      s.reach.assign(4 * river_nodes_, nullptr);
+    for (Scratch<T>& scratch : scratch_) {
+      scratch.data.assign(arena_size_, T(0));
+      scratch.pointers.assign(4 * (plans_[0].node.size() + pointers), nullptr);
     }
     Scratch<T>& s = scratch_[0];
     T* mass = s.Take(side_[0][0].n);  // the deals' total weight, once: the ranges do not change
@@ -312,7 +313,7 @@ class Solver {
       Scratch<T>& s = scratch_[0];
       s.top = 0;
       T* out = s.Take(side_[0][p].n);
-      Walk(s, 0, p, side_[0][p].weight.data(), side_[0][1 - p].weight.data(), out, p == 0, keep);
+      River(s, plans_[0], p, side_[0][p].weight.data(), side_[0][1 - p].weight.data(), out, p == 0, keep);
     }
   }
 
@@ -324,7 +325,7 @@ class Solver {
       s.top = 0;
       T* average = s.Take(side_[0][p].n);
       T* best = s.Take(side_[0][p].n);
-      Evaluate(s, 0, p, side_[0][1 - p].weight.data(), average, best);
+      River(s, plans_[0], p, nullptr, side_[0][1 - p].weight.data(), average, false, T(0), best);
       double a = Dot(p, average), b = Dot(p, best);
       values[p] = a / normalizer_;
       conv += (b - a) / normalizer_;
@@ -392,13 +393,6 @@ class Solver {
       if (kind == kChance && spot_.rep[k] != k) continue;
       Allocate(child);
     }
-  }
-
-  int Depth(int v) const {
-    if (spot_.kind[v] != kDecision && spot_.kind[v] != kChance) return 0;
-    int most = 0;
-    for (int a = 0; a < spot_.count[v]; ++a) most = std::max(most, Depth(spot_.first[v] + a));
-    return most + 1;
   }
 
   // Sum over player p's hands (context 0) of its range weight times x, in double.
@@ -481,47 +475,6 @@ class Solver {
     s.top = mark;
   }
 
-  // A chance node: each card it solves (each class's first) by `solve(scratch, child, k, values)`, which
-  // fills `vectors` vectors of player p's values in card k's context, side by side; the cards go to
-  // the pool's threads as they come free, and each keeps its values apart, so that the sums into
-  // outs[0..vectors) (context 0, every card of k's class, times the chance weight) run in the cards'
-  // order: the same numbers whatever the threads.
-  template <typename F>
-  void Deal(int v, int p, int vectors, T* const* outs, F solve) {
-    int np = side_[0][p].n;
-    const std::vector<int>& solved = solved_[v];
-    std::atomic<size_t> next{0};
-    pool_->Run([&](int part) {
-      Scratch<T>& scratch = scratch_[part];
-      size_t mark = scratch.top;
-      for (size_t m; (m = next.fetch_add(1)) < solved.size();) {
-        int child = solved[m], k = spot_.context[child];
-        solve(scratch, child, k, dealt_.data() + static_cast<size_t>(k) * dealt_stride_);
-        scratch.top = mark;
-      }
-    });
-    T weight = static_cast<T>(spot_.amount[v]);
-    int parts = pool_->size();
-    pool_->Run([&](int part) {  // the sums split by hands, each in the cards' order
-      int from = static_cast<int>(static_cast<int64_t>(np) * part / parts);
-      int to = static_cast<int>(static_cast<int64_t>(np) * (part + 1) / parts);
-      for (int x = 0; x < vectors; ++x) {
-        T* out = outs[x];
-        std::fill(out + from, out + to, T(0));
-        for (int child : solved) {
-          int k = spot_.context[child];
-          const T* values = dealt_.data() + static_cast<size_t>(k) * dealt_stride_ + x * side_[k][p].n;
-          for (int mate : mates_[k]) {
-            const int* back = back_[mate][p].data();
-            for (int i = from; i < to; ++i)
-              if (back[i] >= 0) out[i] += values[back[i]];
-          }
-        }
-        for (int i = from; i < to; ++i) out[i] *= weight;
-      }
-    });
-  }
-
   // Whether any of the reaches x [n] (all at least 0) is above 0.
   static bool Reached(const T* x, int n) {
     int any = 0;  // an OR over the hands, which the compiler vectorises (a max over floats it does not)
@@ -533,85 +486,6 @@ class Solver {
   void Gather(int k, int q, const T* x, T* out) const {
     const Side<T>& side = side_[k][q];
     for (int i = 0; i < side.n; ++i) out[i] = x[side.top[i]];
-  }
-
-  // Player p's counterfactual values at v into out [n_p]; `own` p's reach (read only where the
-  // average's weights are added, `first`), `other` the opponent's.
-  void Walk(Scratch<T>& s, int v, int p, const T* own, const T* other, T* out, bool first, T keep) {
-    int kind = spot_.kind[v], k = spot_.context[v];
-    if ((kind == kFold || kind == kShowdown) && !Reached(other, side_[k][1 - p].n)) {
-      std::fill(out, out + side_[k][p].n, T(0));  // no deal reaches it: the values the walk would give
-      return;
-    }
-    if (kind == kFold) {
-      T amount = static_cast<T>(spot_.amount[v]);
-      Fold(k, p, other, spot_.player[v] == p ? -amount : amount, out);
-      return;
-    }
-    if (kind == kShowdown) {
-      Showdown(k, p, other, static_cast<T>(spot_.amount[v]), out);
-      return;
-    }
-    if (kind == kDecision && plan_of_[v] >= 0) {
-      River(s, plans_[plan_of_[v]], p, own, other, out, first, keep);
-      return;
-    }
-    if (kind == kChance) {
-      Deal(v, p, 1, &out, [&](Scratch<T>& scratch, int child, int card, T* values) {
-        T* own_k = scratch.Take(side_[card][p].n);
-        T* other_k = scratch.Take(side_[card][1 - p].n);
-        Gather(card, p, own, own_k);
-        Gather(card, 1 - p, other, other_k);
-        Walk(scratch, child, p, own_k, other_k, values, first, keep);
-      });
-      return;
-    }
-    int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n, np = side_[k][p].n;
-    size_t mark = s.top;
-    T* strategy = s.Take(actions * n);
-    Match(s, v, n, strategy);
-    const T* reach = actor == p ? own : other;
-    if (first) {
-      T* average = average_.data() + offset_[v];
-      for (int a = 0; a < actions; ++a) {
-        T* row = average + a * n;
-        const T* st = strategy + a * n;
-        for (int i = 0; i < n; ++i) row[i] = row[i] * keep + reach[i] * st[i];
-      }
-    }
-    T* next = s.Take(n);
-    std::fill(out, out + np, T(0));
-    if (actor == p) {
-      T* values = s.Take(actions * np);
-      for (int a = 0; a < actions; ++a) {
-        const T* st = strategy + a * n;
-        if (first)
-          for (int i = 0; i < n; ++i) next[i] = own[i] * st[i];
-        Walk(s, spot_.first[v] + a, p, next, other, values + a * np, first, keep);
-        for (int i = 0; i < np; ++i) out[i] += st[i] * values[a * np + i];
-      }
-      T* regret = regret_.data() + offset_[v];
-      auto [pos, neg, scale] = discount_;
-      for (int a = 0; a < actions; ++a) {
-        for (int i = 0; i < np; ++i) {
-          T instant = values[a * np + i] - out[i];
-          if (rule_.weighted) instant *= scale;
-          T r = regret[a * np + i] + instant;
-          if (rule_.clip) r = std::max(r, T(0));
-          if (rule_.discount) r *= r > 0 ? pos : neg;
-          regret[a * np + i] = r;
-        }
-      }
-    } else {
-      T* value = s.Take(np);
-      for (int a = 0; a < actions; ++a) {
-        const T* st = strategy + a * n;
-        for (int i = 0; i < n; ++i) next[i] = other[i] * st[i];
-        Walk(s, spot_.first[v] + a, p, own, next, value, first, keep);
-        for (int i = 0; i < np; ++i) out[i] += value[i];
-      }
-    }
-    s.top = mark;
   }
 
   // A river tree's nodes in breadth-first order from its root (children consecutive): what a walk
@@ -636,15 +510,6 @@ class Solver {
     return plan;
   }
 
-  // Whether the tree below v deals a card.
-  bool Deals(int v) const {
-    if (spot_.kind[v] == kChance) return true;
-    if (spot_.kind[v] != kDecision) return false;
-    for (int a = 0; a < spot_.count[v]; ++a)
-      if (Deals(spot_.first[v] + a)) return true;
-    return false;
-  }
-
   // Walk's work on a river tree, level by level: the reaches top down (strategies, the average's
   // weights), every fold's and every showdown's values in two batches (`Batch`), then the values and
   // regrets bottom up. The same numbers as the walk node by node: each node's strategy comes from its
@@ -657,10 +522,11 @@ class Solver {
     int np = side_[k][p].n, no = side_[k][1 - p].n;
     size_t mark = s.top;
     bool evaluate = best != nullptr;
-    const T** reach_own = s.reach.data();  // p's reach (kept only where the average needs it)
-    const T** reach_other = reach_own + nodes;
-    T** values = const_cast<T**>(reach_other + nodes);
-    T** bests = values + nodes;
+    size_t pointers_mark = s.pointers_top;
+    const T** reach_own = s.TakePointers(nodes);  // p's reach (kept only where the average needs it)
+    const T** reach_other = s.TakePointers(nodes);
+    T** values = const_cast<T**>(s.TakePointers(nodes));
+    T** bests = const_cast<T**>(s.TakePointers(nodes));
     std::vector<T*> strategy(nodes, nullptr);
     reach_own[0] = own;
     reach_other[0] = other;
@@ -733,6 +599,8 @@ class Solver {
         if (kind == kFold || kind == kShowdown) std::copy(values[u], values[u] + np, bests[u]);
       }
     }
+    if (&plan == &plans_[0] && !chances_.empty())
+      DealAll(p, reach_own, reach_other, values, evaluate ? bests : nullptr, first, keep);
     auto [pos, neg, scale] = discount_;
     for (int u = nodes - 1; u >= 0; --u) {
       int v = plan.node[u];
@@ -786,8 +654,88 @@ class Solver {
         }
       }
     }
-    (void)no;
     s.top = mark;
+    s.pointers_top = pointers_mark;
+  }
+
+  // The chance nodes of the spot's own plan (`chances_`), whose reaches and values are at their plan
+  // positions: for every card solved, on the pool's threads as they come free, each chance node's
+  // river tree (`River`) or dealt showdown (an all-in's, in batches) in the card's context, the values
+  // kept per node and card; then their sums over the cards (every card of a class, the chance weight)
+  // in the cards' order, split by hands: the same numbers whatever the threads. With `bests`, an
+  // evaluation's (`River`'s).
+  void DealAll(int p, const T* const* reach_own, const T* const* reach_other, T* const* values,
+               T* const* bests, bool first, T keep) {
+    bool evaluate = bests != nullptr;
+    std::atomic<size_t> next{0};
+    pool_->Run([&](int part) {
+      Scratch<T>& s = scratch_[part];
+      size_t mark = s.top;
+      for (size_t m; (m = next.fetch_add(1)) < solved_.size();) {
+        int k = solved_[m], nk = side_[k][p].n, ok = side_[k][1 - p].n;
+        Lane lanes[kBatch];
+        int live = 0;
+        for (size_t c = 0; c < chances_.size(); ++c) {
+          int u = chances_[c], child = child_of_[c][k];
+          T* into = Dealt(c, k, 0);
+          T* other = s.Take(ok);
+          Gather(k, 1 - p, reach_other[u], other);
+          if (spot_.kind[child] == kDecision) {
+            T* own = nullptr;
+            if (first) {
+              own = s.Take(nk);
+              Gather(k, p, reach_own[u], own);
+            }
+            River(s, plans_[plan_of_[child]], p, own, other, into, first, keep, evaluate ? Dealt(c, k, 1) : nullptr);
+            continue;
+          }
+          if (!Reached(other, ok)) {
+            std::fill(into, into + nk, T(0));
+            continue;
+          }
+          lanes[live] = Lane{other};
+          lanes[live].into[1] = into;
+          lanes[live].amount[1] = static_cast<T>(spot_.amount[child]);
+          if (++live == kBatch) {
+            Batch(s, k, p, live, lanes);
+            live = 0;
+          }
+        }
+        if (live > 0) Batch(s, k, p, live, lanes);
+        if (evaluate)
+          for (size_t c = 0; c < chances_.size(); ++c)
+            if (spot_.kind[child_of_[c][k]] != kDecision) std::copy(Dealt(c, k, 0), Dealt(c, k, 0) + nk, Dealt(c, k, 1));
+        s.top = mark;
+      }
+    });
+    int np = side_[0][p].n, parts = pool_->size();
+    pool_->Run([&](int part) {
+      int from = static_cast<int>(static_cast<int64_t>(np) * part / parts);
+      int to = static_cast<int>(static_cast<int64_t>(np) * (part + 1) / parts);
+      for (size_t c = 0; c < chances_.size(); ++c) {
+        int u = chances_[c];
+        T weight = static_cast<T>(spot_.amount[plans_[0].node[u]]);
+        for (int x = 0; x < 1 + evaluate; ++x) {
+          T* out = x == 0 ? values[u] : bests[u];
+          std::fill(out + from, out + to, T(0));
+          for (int k : solved_) {
+            const T* dealt = Dealt(c, k, x);
+            for (int mate : mates_[k]) {
+              const int* back = back_[mate][p].data();
+              for (int i = from; i < to; ++i)
+                if (back[i] >= 0) out[i] += dealt[back[i]];
+            }
+          }
+          for (int i = from; i < to; ++i) out[i] *= weight;
+        }
+      }
+    });
+  }
+
+  // Chance node c's (of `chances_`) values for card k: x 0 under the strategy (or the average), 1 the
+  // best response's.
+  T* Dealt(size_t c, int k, int x) {
+    return dealt_.data() + ((c * spot_.contexts + k) * 2 + x) * static_cast<size_t>(most_);
   }
 
   // One lane of a batch: the opponent's reach, and what it gives (into[0] a fold's values, into[1] a
@@ -823,8 +771,7 @@ class Solver {
     std::fill(zero, zero + std::max(other.n, own.n), T(0));
     const T* from[B];
     for (int m = 0; m < B; ++m) from[m] = m < count ? lanes[m].reach : zero;
-    for (int j = 0; j < other.n; ++j)
-      for (int m = 0; m < B; ++m) laid[j * B + m] = from[m][j];
+    Lay(from, other.n, laid);
     V total = {};
     auto add = [&](int j) {
       V r = load(laid + j * B);
@@ -867,75 +814,25 @@ class Solver {
     }
     if (showdowns)
       for (int i = 0; i < own.n; ++i) store(result + i * B, down * (load(result + i * B) - left(i)));
-    for (int m = 0; m < count; ++m) {
-      for (int kind = 0; kind < 2; ++kind) {
-        T* to = lanes[m].into[kind];
-        if (to == nullptr) continue;
-        const T* from_rows = kind == 1 ? result : folded;
-        for (int i = 0; i < own.n; ++i) to[i] = from_rows[i * B + m];
-      }
+    for (int kind = 0; kind < 2; ++kind) {
+      T* to[B];
+      for (int m = 0; m < B; ++m) to[m] = m < count ? lanes[m].into[kind] : nullptr;
+      Unlay(kind == 1 ? result : folded, own.n, to);
     }
     s.top = mark;
   }
 
-  // Player p's values at v under the average strategy (average) and as a best response (best).
-  void Evaluate(Scratch<T>& s, int v, int p, const T* other, T* average, T* best) {
-    int kind = spot_.kind[v], k = spot_.context[v];
-    int np = side_[k][p].n;
-    if (kind == kFold || kind == kShowdown) {
-      if (kind == kFold) {
-        T amount = static_cast<T>(spot_.amount[v]);
-        Fold(k, p, other, spot_.player[v] == p ? -amount : amount, average);
-      } else {
-        Showdown(k, p, other, static_cast<T>(spot_.amount[v]), average);
-      }
-      std::copy(average, average + np, best);
-      return;
-    }
-    if (kind == kDecision && plan_of_[v] >= 0) {
-      River(s, plans_[plan_of_[v]], p, nullptr, other, average, false, T(0), best);
-      return;
-    }
-    if (kind == kChance) {  // one deal carries both vectors
-      T* outs[2] = {average, best};
-      Deal(v, p, 2, outs, [&](Scratch<T>& scratch, int child, int card, T* values) {
-        T* other_k = scratch.Take(side_[card][1 - p].n);
-        Gather(card, 1 - p, other, other_k);
-        Evaluate(scratch, child, p, other_k, values, values + side_[card][p].n);
-      });
-      return;
-    }
-    int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n;
-    size_t mark = s.top;
-    T* strategy = s.Take(actions * n);
-    Normalize<false>(s, actions, n, average_.data() + offset_[v], strategy);
-    T* child_average = s.Take(np);
-    T* child_best = s.Take(np);
-    std::fill(average, average + np, T(0));
-    if (actor == p) {
-      std::fill(best, best + np, -INFINITY);
-      for (int a = 0; a < actions; ++a) {
-        Evaluate(s, spot_.first[v] + a, p, other, child_average, child_best);
-        const T* st = strategy + a * n;
-        for (int i = 0; i < np; ++i) {
-          average[i] += st[i] * child_average[i];
-          best[i] = std::max(best[i], child_best[i]);
-        }
-      }
-    } else {
-      std::fill(best, best + np, T(0));
-      T* next = s.Take(n);
-      for (int a = 0; a < actions; ++a) {
-        const T* st = strategy + a * n;
-        for (int i = 0; i < n; ++i) next[i] = other[i] * st[i];
-        Evaluate(s, spot_.first[v] + a, p, next, child_average, child_best);
-        for (int i = 0; i < np; ++i) {
-          average[i] += child_average[i];
-          best[i] += child_best[i];
-        }
-      }
-    }
-    s.top = mark;
+  // laid [n, kBatch] = the rows rows[0..kBatch) [n] side by side, and back (`Unlay`: rows that are
+  // null are left out).
+  static void Lay(const T* const* rows, int n, T* laid) {
+    for (int j = 0; j < n; ++j)
+      for (int m = 0; m < kBatch; ++m) laid[j * kBatch + m] = rows[m][j];
+  }
+
+  static void Unlay(const T* laid, int n, T* const* rows) {
+    for (int m = 0; m < kBatch; ++m)
+      if (rows[m] != nullptr)
+        for (int i = 0; i < n; ++i) rows[m][i] = laid[i * kBatch + m];
   }
 
   const Spot spot_;
@@ -946,15 +843,17 @@ class Solver {
   std::vector<std::array<std::vector<int>, 2>> back_;  // per card and player: see the constructor
   static constexpr int kBatch = 32 / sizeof(T);  // rows of a batch: one 256-bit vector
   std::vector<size_t> offset_;
-  size_t size_ = 0, arena_size_ = 0, river_nodes_ = 0;
+  size_t size_ = 0, arena_size_ = 0;
   std::vector<Plan> plans_;
   std::vector<int> plan_of_;  // per node: its plan, where it is a river tree's root; else -1
   std::vector<T> regret_, average_;
   std::vector<Scratch<T>> scratch_;  // one per thread of the pool
   std::unique_ptr<Pool> pool_;
-  std::vector<std::vector<int>> solved_;  // per chance node: the children it solves
-  std::vector<T> dealt_;                  // per card: its values (two vectors), `Deal`
-  size_t dealt_stride_ = 0;
+  std::vector<int> chances_;                 // the spot's own plan's chance nodes (plan positions)
+  std::vector<std::vector<int>> child_of_;   // per chance node of `chances_` and card: its child
+  std::vector<int> solved_;                  // the cards solved (each class's first)
+  std::vector<T> dealt_;                     // per chance node and card: values (`Dealt`)
+  int most_ = 0;                             // the most hands a side has
   double normalizer_ = 0;
   struct {
     T pos, neg, scale;
