@@ -8,7 +8,9 @@ Reported per solver: the solve loop with its checks (`seconds`; ours: `seconds +
 which leaves out building the tree and compiling, reported as `jit_seconds`), the iterations, the
 exploitability, each player's EV, the solver's memory figure (postflop-solver's `memory_usage`; ours
 `memory_bytes`: the solver's state and the spot's arrays) and the process's peak resident memory
-(`/usr/bin/time`). Medians over the rounds.
+(`/usr/bin/time`). Medians over the rounds. Ours solves a turn spot natively (`native_spot`, no
+compilation) and a flop spot by the array form; `JAXCFR_NO_NATIVE=1` in the environment times the
+array form on the turn too.
 
 The spots (trees identical in both: postflop-solver's thresholds as ours, `--add-all-in 1.5
 --merge 0.1`):

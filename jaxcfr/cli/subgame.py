@@ -252,6 +252,14 @@ def run(args) -> int:
       return 0
     arrays = solving.state_arrays(args.algorithm)
     limit = int(args.max_memory * 2**30) or None
+    if _natively(args, spec):
+      # The array form's estimate bounds the native solve's memory (each player's own hands).
+      if limit is not None:
+        spec.fit(limit, jnp.dtype(args.dtype), arrays, args.compact, isomorphism=not args.no_isomorphism)
+      result = _solve_natively(args, spec)
+      report = solving.report(result, spec)
+      _print(result, log)
+      return common.write_outputs(args, report, log)
     build = functools.partial(
       spec.build, jnp.dtype(args.dtype), limit, arrays, args.compact, compress=args.compress
     )
@@ -295,6 +303,41 @@ def run(args) -> int:
   page = lambda path: _html(args, *strategy)  # noqa: E731
   files = ('strategy', args.strategy_out, save), ('grid', args.plot, plot), ('explorer', args.html, page)
   return common.write_outputs(args, report, log, *files)
+
+
+def _natively(args, spec) -> bool:
+  """Whether one spot solves natively (`native_spot`): a river or turn spot on a CPU with the
+  settings it has, and nothing asked of it that needs the array form's strategy (--strategy-out,
+  --plot, --html, --lock)."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from jaxcfr.poker.subgame import native_spot  # noqa: PLC0415
+
+  if args.strategy_out or args.plot or args.html or args.lock:
+    return False
+  if spec.config().street not in native_spot.STREETS:
+    return False
+  return native_spot.usable(args.algorithm, {}, jnp.dtype(args.dtype), args.seconds, args.compress)
+
+
+def _solve_natively(args, spec):
+  """`native_spot.solve` of one spot with the command's settings, its root kept for the summary."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from jaxcfr.poker.subgame import native_spot  # noqa: PLC0415
+
+  return native_spot.solve(
+    spec, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
+    eval_every=args.eval_every, dtype=jnp.dtype(args.dtype), root=True, threads=_threads(args),
+    isomorphism=not args.no_isomorphism,
+  )  # fmt: skip
+
+
+def _threads(args) -> int:
+  """--threads, else the cores this process may use."""
+  if args.threads:
+    return args.threads
+  return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
 
 
 SPOT_FLAGS = ('--board', '--pot', '--stack', '--oop-range', '--ip-range')
@@ -411,9 +454,7 @@ def _run_spots(args, log) -> int:
     native_spot.solve, algorithm=args.algorithm, target_pct=solve_args['target_pct'],
     iterations=args.iterations, eval_every=args.eval_every, dtype=dtype, trees=trees,
   )  # fmt: skip
-  threads = args.threads or (
-    len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
-  )
+  threads = _threads(args)
   # One thread solves in the loop: a worker would wait for the loop's turn with the GIL.
   workers = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
   queued = collections.deque()  # (line number, spec, future) of the native solves, in order
@@ -487,7 +528,7 @@ def _run_spots(args, log) -> int:
 
 def _locked_note(result) -> str:
   """', in the game with N decisions locked' where the spot has locks, else ''."""
-  if result.game.lock is None:
+  if getattr(result, 'game', None) is None or result.game.lock is None:  # a native solve has no locks
     return ''
   from jaxcfr.poker.subgame import locking  # noqa: PLC0415
 
@@ -512,7 +553,7 @@ def _print(result, log) -> None:
     f'IP {100 * result.equity[1]:.2f}%',
     file=log,
   )
-  merged = solving.merged_cards(result.game)
+  merged = getattr(result, 'isomorphism', None) or solving.merged_cards(getattr(result, 'game', None))
   if merged:
     print(
       f'suit isomorphism: {merged["solved"]} of the {merged["cards"]} {merged["street"]} cards solved, the '

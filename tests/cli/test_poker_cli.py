@@ -106,11 +106,13 @@ def test_help_lists_every_option_with_its_default():
 
 
 @pytest.mark.slow  # the default suite's 10 minutes; host devices stay checked by tests/core/test_sharding.py
-def test_threads_split_a_turn_spots_river_cards_over_host_devices():
-  """`jaxcfr subgame --threads N` in a fresh process: the turn spot's river cards run on N host
-  devices (the JSON's `devices`), and both answers are near-equilibria of the same game: their EVs
-  differ by at most what the two exploitabilities allow (regret matching turns the rounding of
-  sums in another order into other iterates, not another game)."""
+def test_threads_split_a_turn_spots_river_cards_over_host_devices(monkeypatch):
+  """`jaxcfr subgame --threads N` in a fresh process, the array form (`JAXCFR_NO_NATIVE`; the native
+  solve's threads give the same numbers, tests/poker/subgame/test_native_spot.py): the turn spot's
+  river cards run on N host devices (the JSON's `devices`), and both answers are near-equilibria of
+  the same game: their EVs differ by at most what the two exploitabilities allow (regret matching
+  turns the rounding of sums in another order into other iterates, not another game)."""
+  monkeypatch.setenv('JAXCFR_NO_NATIVE', '1')
   spot = ['subgame', '--board', 'Td9d6hQc', '--pot', '200', '--stack', '900', '--oop-range', 'QQ+,AK']
   spot += ['--ip-range', 'JJ+,AQ+,T9s', '--bets', '50%', '--raises', '']
   spot += ['--iterations', '30', '--target', '0']

@@ -98,6 +98,8 @@ class SpotResult:
   decision_nodes: int
   root: np.ndarray | None = dataclasses.field(default=None, repr=False)  # [A, H] average at the root
   hole_cards: np.ndarray | None = dataclasses.field(default=None, repr=False)  # [H, 2] root's hands
+  ranges: np.ndarray | None = dataclasses.field(default=None, repr=False)  # [2, H] weights of those
+  root_labels: list | None = None  # the root's actions
   jit_seconds: float = 0.0
   evaluation_seconds: float = 0.0
   isomorphism: dict | None = None  # a turn's merged river cards, as `solving.merged_cards` gives them
@@ -116,7 +118,7 @@ class SpotTree:
   amount: np.ndarray  # [N] float64: what the loser loses (fold: the folder; showdown: either); chance:
   # its weight, 1 / the cards that can come given both hands
   decisions: int
-  root_actions: int
+  root_labels: tuple  # the root's actions
 
 
 def spot_tree(config: tree.TreeConfig, trees: dict | None = None) -> SpotTree:
@@ -141,7 +143,7 @@ def spot_tree(config: tree.TreeConfig, trees: dict | None = None) -> SpotTree:
   made = SpotTree(
     kind, player.astype(np.int8), table.first_child.astype(np.int32),
     table.num_children.astype(np.int32), context.astype(np.int32), amount.astype(np.float64),
-    int((kind == tree.DECISION).sum()), int(table.num_children[0]),
+    int((kind == tree.DECISION).sum()), tuple(table[0].labels),
   )  # fmt: skip
   if trees is not None:
     trees[key] = made
@@ -201,7 +203,7 @@ def solve(
   checks, done = ctypes.c_int32(), ctypes.c_int32()
   nash_conv, check_seconds, state_size = ctypes.c_double(), ctypes.c_double(), ctypes.c_int64()
   values, equity = np.zeros(2), np.zeros(2)
-  root_policy = np.zeros((shape.root_actions, len(hands))) if root else None
+  root_policy = np.zeros((len(shape.root_labels), len(hands))) if root else None
   regret_rule = np.array(settings, np.float64)  # held here: the call reads it by address
   pointer = lambda x: None if x is None else x.ctypes.data  # noqa: E731
   start = time.perf_counter()
@@ -246,6 +248,8 @@ def solve(
     decision_nodes=shape.decisions,
     root=root_policy,
     hole_cards=hands,
+    ranges=weights,
+    root_labels=list(shape.root_labels),
     evaluation_seconds=check_seconds.value / max(made, 1),
     isomorphism=None
     if solved == len(deal.rep) - 1

@@ -487,14 +487,20 @@ def solve_many(
   return results
 
 
-def root_summary(result: SubgameResult) -> list[tuple[str, float, dict]]:
-  """The first decision (OOP's) by hand class: (class, range weight, {action: probability})."""
-  game = result.game
-  info = game.tree.info
-  labels = info.nodes[info.decisions[0]].labels
-  policy = np.asarray(result.root_policy())[: len(labels)]  # [A, H]
-  weights = np.asarray(game.spot.ranges[0])
-  classes = ranges.class_of_hands(np.asarray(game.spot.hands))
+def root_summary(result) -> list[tuple[str, float, dict]]:
+  """The first decision (OOP's) by hand class: (class, range weight, {action: probability}); of a
+  `SubgameResult`, or of a native solve's `native_spot.SpotResult` kept with its root (else [])."""
+  game = getattr(result, 'game', None)
+  if game is None:
+    if result.root is None:
+      return []
+    labels, policy, weights, hands = result.root_labels, result.root, result.ranges[0], result.hole_cards
+  else:
+    info = game.tree.info
+    labels = info.nodes[info.decisions[0]].labels
+    policy = np.asarray(result.root_policy())[: len(labels)]  # [A, H]
+    weights, hands = np.asarray(game.spot.ranges[0]), np.asarray(game.spot.hands)
+  classes = ranges.class_of_hands(hands)
   rows = []
   for c in np.unique(classes[weights > 0]):
     members = (classes == c) & (weights > 0)
@@ -526,6 +532,8 @@ def devices(game: subgame.Subgame) -> int:
 def merged_cards(game: subgame.Subgame) -> dict | None:
   """{'street': the deal whose cards suit isomorphism merged, 'cards': its cards, 'solved': the blocks
   solved (one per class)}, or None where nothing was merged."""
+  if game is None:
+    return None
   merged = None if game.blocks is None else game.blocks.merged
   if merged is None:
     return None

@@ -52,6 +52,10 @@ struct Rule {
   double alpha, beta, offset, power;
 };
 
+struct Group {  // a run of a side's hands of equal strength: [begin, end), and the opponent's hands
+  int begin, end, weaker, not_stronger;  // weaker than it (the first `weaker`) and not stronger
+};
+
 template <typename T>
 struct Side {  // one player's hands in one context: those of its range, by increasing strength
   int n = 0;
@@ -61,6 +65,7 @@ struct Side {  // one player's hands in one context: those of its range, by incr
   std::vector<int> strength;
   std::vector<int> same;         // the opponent's position of the same hand, or -1
   std::vector<T> weight;         // range weights
+  std::vector<Group> groups;     // the runs of equal strength, against the opponent's hands
 };
 
 template <typename T>
@@ -215,6 +220,22 @@ class Solver {
         Locate(side_[0][p], &where);
         side.top.resize(side.n);
         for (int i = 0; i < side.n; ++i) side.top[i] = where[side.index[i]];
+      }
+    }
+    for (int k = 0; k < spot.contexts; ++k) {
+      for (int p = 0; p < 2; ++p) {
+        Side<T>& own = side_[k][p];
+        const Side<T>& other = side_[k][1 - p];
+        int weaker = 0, not_stronger = 0;
+        for (int i = 0; i < own.n;) {
+          int end = i;
+          while (end < own.n && own.strength[end] == own.strength[i]) ++end;
+          while (weaker < other.n && other.strength[weaker] < own.strength[i]) ++weaker;
+          not_stronger = std::max(not_stronger, weaker);
+          while (not_stronger < other.n && other.strength[not_stronger] <= own.strength[i]) ++not_stronger;
+          own.groups.push_back({i, end, weaker, not_stronger});
+          i = end;
+        }
       }
     }
     // Per dealt card and player: for each hand of context 0, its value's position in the solved card's
@@ -785,16 +806,13 @@ class Solver {
       return total - load(card + own.c1[i] * B) - load(card + own.c2[i] * B);
     };
     int j = 0;
-    for (int i = 0; i < own.n;) {
-      int group = own.strength[i], end = i;
-      while (end < own.n && own.strength[end] == group) ++end;
-      while (j < other.n && other.strength[j] < group) add(j++);
-      for (int m = i; m < end; ++m) store(result + m * B, left(m));
-      while (j < other.n && other.strength[j] == group) add(j++);
-      for (int m = i; m < end; ++m) store(result + m * B, load(result + m * B) + left(m));
-      i = end;
+    for (const Group& group : own.groups) {
+      for (; j < group.weaker; ++j) add(j);
+      for (int m = group.begin; m < group.end; ++m) store(result + m * B, left(m));
+      for (; j < group.not_stronger; ++j) add(j);
+      for (int m = group.begin; m < group.end; ++m) store(result + m * B, load(result + m * B) + left(m));
     }
-    while (j < other.n) add(j++);
+    for (; j < other.n; ++j) add(j);
     // Per lane: showdown  amount * (before + after - full);  fold  amount * (full + the same hand's).
     T* folded = laid;  // [own.n, B] over the laid reaches, read for the same hands first
     bool folds = false, showdowns = false;

@@ -221,3 +221,27 @@ def test_spots_solve_river_and_turn_spots_natively_in_the_lines_order(tmp_path):
   timed = {'seconds', 'check_seconds', 'evaluation_seconds', 'curve'}
   untimed = lambda results: [{k: v for k, v in r.items() if k not in timed} for r in results]  # noqa: E731
   assert untimed(runs['2']) == untimed(results)
+
+
+def test_one_turn_spot_solves_natively_with_its_summary_on_any_threads():
+  """`jaxcfr subgame` of one turn spot without outputs that need the array form's strategy: the
+  native solve (no compilation), its summary (the merged river cards, OOP's first decision by hand
+  class), and the same numbers on one thread and two."""
+  spot = ['subgame', '--board', 'Td9d6hQh', '--pot', '200', '--stack', '900', '--oop-range', OOP]
+  spot += ['--ip-range', IP, '--bets', '50%,a', '--raises', 'a', '--target', '0.5']
+  reports = {}
+  for threads in ('1', '2'):
+    code, out, err = run_cli(*spot, '--threads', threads, '--json', '-')
+    assert code == 0, err
+    reports[threads] = json.loads(out)
+    assert 'suit isomorphism: 35 of the 48 river cards solved' in err and 'OOP first decision' in err
+  report = reports['1']
+  spec = solving.SpotSpec('Td9d6hQh', 200, 900, (OOP, IP), bets='50%,a', raises='a')
+  alone = native_spot.solve(spec, 'dcfr', target_pct=0.5)
+  assert report['jit_seconds'] == 0 and report['exploitability_pct'] <= 0.5 and report['devices'] == 1
+  assert report['ev']['oop'] == alone.ev[0] and report['nodes'] == alone.nodes
+  assert report['isomorphism'] == {'street': 'river', 'cards': 48, 'solved': 35}
+  timed = {'seconds', 'check_seconds', 'evaluation_seconds', 'curve'}
+  assert {k: v for k, v in reports['2'].items() if k not in timed} == {
+    k: v for k, v in report.items() if k not in timed
+  }
