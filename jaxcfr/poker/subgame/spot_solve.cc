@@ -40,7 +40,11 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -239,7 +243,7 @@ class Solver {
       }
     }
     // Per dealt card and player: for each hand of context 0, its value's position in the solved card's
-    // side (-1: the card blocks the hand).
+    // side (that side's size where the card blocks the hand: `Dealt` keeps a 0 there).
     mates_.resize(spot.contexts);
     back_.resize(spot.contexts);
     for (int k = 1; k < spot.contexts; ++k) {
@@ -249,7 +253,7 @@ class Solver {
         Locate(side_[r][p], &where);
         const Side<T>& top = side_[0][p];
         std::vector<int>& back = back_[k][p];
-        back.assign(top.n, -1);
+        back.assign(top.n, side_[r][p].n);
         const int32_t* pull = spot.pull + static_cast<size_t>(k) * hands;
         for (int i = 0; i < top.n; ++i) {
           int h = top.index[i];
@@ -300,7 +304,7 @@ class Solver {
     // A thread's arena: the spot's own walk (the caller's thread), a card's gathered reaches at every
     // chance node and one river walk.
     arena_size_ = need(plans_[0]) + chances_.size() * 2 * most_ + river_need + 64;
-    dealt_.assign(chances_.size() * spot.contexts * 2 * static_cast<size_t>(most_), T(0));
+    dealt_.assign(chances_.size() * spot.contexts * 2 * static_cast<size_t>(most_ + 1), T(0));
     pool_ = std::make_unique<Pool>(threads_ - 1);
     scratch_.resize(threads_);
     for (Scratch<T>& scratch : scratch_) {
@@ -723,9 +727,11 @@ class Solver {
           }
         }
         if (live > 0) Batch(s, k, p, live, lanes);
-        if (evaluate)
-          for (size_t c = 0; c < chances_.size(); ++c)
-            if (spot_.kind[child_of_[c][k]] != kDecision) std::copy(Dealt(c, k, 0), Dealt(c, k, 0) + nk, Dealt(c, k, 1));
+        for (size_t c = 0; c < chances_.size(); ++c) {
+          if (evaluate && spot_.kind[child_of_[c][k]] != kDecision)
+            std::copy(Dealt(c, k, 0), Dealt(c, k, 0) + nk, Dealt(c, k, 1));
+          Dealt(c, k, 0)[nk] = Dealt(c, k, 1)[nk] = T(0);  // what a hand the card blocks adds (`back_`)
+        }
         s.top = mark;
       }
     });
@@ -744,7 +750,7 @@ class Solver {
             for (int mate : mates_[k]) {
               const int* back = back_[mate][p].data();
               for (int i = from; i < to; ++i)
-                if (back[i] >= 0) out[i] += dealt[back[i]];
+                out[i] += dealt[back[i]];
             }
           }
           for (int i = from; i < to; ++i) out[i] *= weight;
@@ -756,7 +762,7 @@ class Solver {
   // Chance node c's (of `chances_`) values for card k: x 0 under the strategy (or the average), 1 the
   // best response's.
   T* Dealt(size_t c, int k, int x) {
-    return dealt_.data() + ((c * spot_.contexts + k) * 2 + x) * static_cast<size_t>(most_);
+    return dealt_.data() + ((c * spot_.contexts + k) * 2 + x) * static_cast<size_t>(most_ + 1);
   }
 
   // One lane of a batch: the opponent's reach, and what it gives (into[0] a fold's values, into[1] a
@@ -843,14 +849,66 @@ class Solver {
   // laid [n, kBatch] = the rows rows[0..kBatch) [n] side by side, and back (`Unlay`: rows that are
   // null are left out).
   static void Lay(const T* const* rows, int n, T* laid) {
-    for (int j = 0; j < n; ++j)
+    int j = 0;
+    if constexpr (kTurned) {
+      for (; j + kBatch <= n; j += kBatch) {
+        const T* from[kBatch];
+        T* to[kBatch];
+        for (int m = 0; m < kBatch; ++m) {
+          from[m] = rows[m] + j;
+          to[m] = laid + (j + m) * kBatch;
+        }
+        Turn(from, to);
+      }
+    }
+    for (; j < n; ++j)
       for (int m = 0; m < kBatch; ++m) laid[j * kBatch + m] = rows[m][j];
   }
 
   static void Unlay(const T* laid, int n, T* const* rows) {
+    int i = 0;
+    if constexpr (kTurned) {
+      for (; i + kBatch <= n; i += kBatch) {
+        const T* from[kBatch];
+        T* to[kBatch];
+        for (int m = 0; m < kBatch; ++m) {
+          from[m] = laid + (i + m) * kBatch;
+          to[m] = rows[m] == nullptr ? nullptr : rows[m] + i;
+        }
+        Turn(from, to);
+      }
+    }
     for (int m = 0; m < kBatch; ++m)
       if (rows[m] != nullptr)
-        for (int i = 0; i < n; ++i) rows[m][i] = laid[i * kBatch + m];
+        for (int j = i; j < n; ++j) rows[m][j] = laid[j * kBatch + m];
+  }
+
+  // to[c][r] = from[r][c] for an 8 x 8 block of floats by AVX's shuffles (a null `to` row is left out).
+  static void Turn(const T* const* from, T* const* to) {
+#if defined(__AVX__)
+    if constexpr (kTurned) {
+      __m256 r[8], t[8], u[8];
+      for (int m = 0; m < 8; ++m) r[m] = _mm256_loadu_ps(reinterpret_cast<const float*>(from[m]));
+      for (int m = 0; m < 8; m += 2) {
+        t[m] = _mm256_unpacklo_ps(r[m], r[m + 1]);
+        t[m + 1] = _mm256_unpackhi_ps(r[m], r[m + 1]);
+      }
+      for (int m = 0; m < 8; m += 4) {
+        u[m] = _mm256_shuffle_ps(t[m], t[m + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[m + 1] = _mm256_shuffle_ps(t[m], t[m + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[m + 2] = _mm256_shuffle_ps(t[m + 1], t[m + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[m + 3] = _mm256_shuffle_ps(t[m + 1], t[m + 3], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+      for (int m = 0; m < 4; ++m) {
+        if (to[m] != nullptr)
+          _mm256_storeu_ps(reinterpret_cast<float*>(to[m]), _mm256_permute2f128_ps(u[m], u[m + 4], 0x20));
+        if (to[m + 4] != nullptr)
+          _mm256_storeu_ps(reinterpret_cast<float*>(to[m + 4]), _mm256_permute2f128_ps(u[m], u[m + 4], 0x31));
+      }
+    }
+#endif
+    (void)from;
+    (void)to;
   }
 
   const Spot spot_;
@@ -860,6 +918,11 @@ class Solver {
   std::vector<std::vector<int>> mates_;            // per solved card: the cards of its class (itself too)
   std::vector<std::array<std::vector<int>, 2>> back_;  // per card and player: see the constructor
   static constexpr int kBatch = 32 / sizeof(T);  // rows of a batch: one 256-bit vector
+#if defined(__AVX__)
+  static constexpr bool kTurned = std::is_same_v<T, float> && kBatch == 8;  // `Turn` has AVX's shuffles
+#else
+  static constexpr bool kTurned = false;
+#endif
   std::vector<size_t> offset_;
   size_t size_ = 0, arena_size_ = 0;
   std::vector<Plan> plans_;
