@@ -415,16 +415,18 @@ def _run_spots(args, log) -> int:
   pending = {}  # river spots by shape (`solving.batch_key`): [(line number, spec, game)]
 
   def emit(number, spec, result):
-    report = {'line': number, **solving.report(result, spec)}
+    # The producer first: the mark by which --force knows a file of these lines as jaxcfr's.
+    report = {'producer': outputs.PRODUCER, 'line': number, **solving.report(result, spec)}
     report.pop('curve')
     results.append((number, json.dumps(report)))
     if to_stdout:
       print(results[-1][1], flush=True)
-    print(
-      f'line {number}: {result.iterations} iterations, exploitability {result.exploitability_pct:.3f}% '
-      f'of the pot, EV OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f}',
-      file=log if not to_stdout else sys.stderr,
-    )
+    if not args.quiet:  # a line a spot is the run's progress
+      print(
+        f'line {number}: {result.iterations} iterations, exploitability {result.exploitability_pct:.3f}% '
+        f'of the pot, EV OOP {result.ev[0]:.2f}, IP {result.ev[1]:.2f}',
+        file=log if not to_stdout else sys.stderr,
+      )
 
   def solve_batch(key) -> int:
     """Solves and writes the pending spots of `key`; the count of bad lines (all of them, if the

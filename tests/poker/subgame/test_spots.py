@@ -41,6 +41,21 @@ def test_spots_solve_in_one_process_and_bad_lines_are_named(tmp_path):
   assert results[0]['exploitability'] == pytest.approx(alone['exploitability'], rel=1e-4, abs=1e-6)
 
 
+def test_a_spots_file_is_jaxcfrs_to_replace_and_quiet_runs_print_no_line_a_spot(tmp_path):
+  """Each result line starts with jaxcfr's mark, so --force replaces a file an earlier run wrote (and
+  nothing replaces it without); --quiet leaves out the line a spot, not the closing one."""
+  spots, out_file = tmp_path / 'spots.jsonl', tmp_path / 'out.jsonl'
+  spots.write_text(json.dumps(GOOD) + '\n')
+  flags = ('subgame', '--spots', str(spots), '--iterations', '10', '--json', str(out_file))
+  code, out, err = run_cli(*flags)
+  assert code == 0 and 'line 1: 10 iterations' in out, err
+  assert json.loads(out_file.read_text())['producer'] == 'jaxcfr'
+  code, out, err = run_cli(*flags)
+  assert code == 2 and 'pass --force' in err
+  code, out, err = run_cli(*flags, '--force', '--quiet')
+  assert code == 0 and 'line 1:' not in out + err and '1 spots written' in out, err
+
+
 def test_spots_take_no_single_spot_flags(tmp_path):
   spots = tmp_path / 'spots.jsonl'
   spots.write_text(json.dumps(GOOD) + '\n')
