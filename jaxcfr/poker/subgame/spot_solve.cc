@@ -820,7 +820,6 @@ class Solver {
     }
     for (; j < other.n; ++j) add(j);
     // Per lane: showdown  amount * (before + after - full);  fold  amount * (full + the same hand's).
-    T* folded = laid;  // [own.n, B] over the laid reaches, read for the same hands first
     bool folds = false, showdowns = false;
     V fold = {}, down = {};
     for (int m = 0; m < count; ++m) {
@@ -829,16 +828,17 @@ class Solver {
       folds |= lanes[m].into[0] != nullptr;
       showdowns |= lanes[m].into[1] != nullptr;
     }
-    if (folds) {  // the same hands' reaches, before `folded` takes their place
-      T* same = s.Take(static_cast<size_t>(own.n) * B);
-      for (int i = 0; i < own.n; ++i)
-        store(same + i * B, own.same[i] >= 0 ? load(laid + own.same[i] * B) : V{});
-      folded = s.Take(static_cast<size_t>(own.n) * B);
-      for (int i = 0; i < own.n; ++i) store(folded + i * B, fold * (left(i) + load(same + i * B)));
+    T* folded = folds ? s.Take(static_cast<size_t>(own.n) * B) : nullptr;  // [own.n, B]
+    for (int i = 0; i < own.n; ++i) {
+      V full = left(i);
+      if (folds) {
+        V same = own.same[i] >= 0 ? load(laid + own.same[i] * B) : V{};
+        store(folded + i * B, fold * (full + same));
+      }
+      if (showdowns) store(result + i * B, down * (load(result + i * B) - full));
     }
-    if (showdowns)
-      for (int i = 0; i < own.n; ++i) store(result + i * B, down * (load(result + i * B) - left(i)));
     for (int kind = 0; kind < 2; ++kind) {
+      if (!(kind == 1 ? showdowns : folds)) continue;
       T* to[B];
       for (int m = 0; m < B; ++m) to[m] = m < count ? lanes[m].into[kind] : nullptr;
       Unlay(kind == 1 ? result : folded, own.n, to);
