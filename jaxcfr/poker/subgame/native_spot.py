@@ -201,7 +201,7 @@ def solve(
   checks_most = -(-limit // eval_every)
   curve = np.zeros((checks_most, 2))
   checks, done = ctypes.c_int32(), ctypes.c_int32()
-  nash_conv, check_seconds, state_size = ctypes.c_double(), ctypes.c_double(), ctypes.c_int64()
+  nash_conv, check_seconds, holding = ctypes.c_double(), ctypes.c_double(), ctypes.c_int64()
   values, equity = np.zeros(2), np.zeros(2)
   root_policy = np.zeros((len(shape.root_labels), len(hands))) if root else None
   regret_rule = np.array(settings, np.float64)  # held here: the call reads it by address
@@ -214,7 +214,7 @@ def solve(
     pointer(regret_rule), max(1, int(threads)), limit, int(eval_every), float(target),
     float(shape.amount[shape.kind == tree.CHANCE][0]) if deal.rep.size > 1 else 1.0, pointer(curve),
     ctypes.byref(checks), pointer(values), ctypes.byref(nash_conv), ctypes.byref(done),
-    ctypes.byref(check_seconds), pointer(equity), pointer(root_policy), ctypes.byref(state_size),
+    ctypes.byref(check_seconds), pointer(equity), pointer(root_policy), ctypes.byref(holding),
   )  # fmt: skip
   seconds = time.perf_counter() - start - check_seconds.value
   if status != 0:
@@ -222,7 +222,7 @@ def solve(
   exploitability = nash_conv.value / 2
   pot, made = config.pot, checks.value
   per_check = seconds / max(made, 1)
-  state_bytes = 2 * state_size.value * np.dtype(dtype).itemsize
+  held_bytes = holding.value * np.dtype(dtype).itemsize  # state, the cards' values, the threads' arenas
   solved = int((deal.rep == np.arange(len(deal.rep))).sum()) - 1
   return SpotResult(
     algorithm=algorithms.get(algorithm).name,
@@ -233,7 +233,7 @@ def solve(
     exploitability_pct=100 * exploitability / pot,
     ev=[float(v + pot / 2) for v in values],
     equity=[float(e) for e in equity],
-    memory_bytes=state_bytes + hands.nbytes + weights.nbytes + deal.strength.nbytes + deal.pull.nbytes,
+    memory_bytes=held_bytes + hands.nbytes + weights.nbytes + deal.strength.nbytes + deal.pull.nbytes,
     curve=[
       {
         'iteration': int(i),

@@ -8,22 +8,25 @@
 // NashConv of the average strategy with one pass per player that carries its values under the average
 // and as a best response together; the solve stops at the first check at most `target`. What differs
 // from the array form is the layout: each player keeps its own hands (those its range holds, and below
-// a chance node those the dealt card leaves, in order of strength on that board), and a pass is a walk
-// down the tree with one reach vector per level, so an iteration is short loops rather than XLA kernels.
+// a chance node those the dealt card leaves, in order of strength on that board), and a tree is walked
+// level by level (`River`: reaches down, every terminal in vector-wide batches, values and regrets up),
+// so an iteration is short loops rather than XLA kernels.
 //
 // Contexts: context 0 is the spot's own board (the river's, or the turn's); on a turn spot context
-// 1 + k is the board with the k-th card left in the deck dealt, where a chance node's children lead. A
-// chance node gathers each player's reach into the dealt card's hands, walks the child, and adds the
-// child's values back, times the chance weight (1 / the cards that can come given both hands). Cards
-// whose suits are interchangeable (`rep`, `pull`: jaxcfr.poker.subgame.isomorphism) are solved once per
-// class: card k's values for hand h are its class's first card's for the hand pull[k][h]; the cards of
-// a chance node may be split over threads.
+// 1 + k is the board with the k-th card left in the deck dealt, where a chance node's children lead.
+// For each card, every chance node gathers each player's reach into the card's hands and walks its
+// child; the children's values are added back, times the chance weight (1 / the cards that can come
+// given both hands) (`DealAll`). Cards whose suits are interchangeable (`rep`, `pull`:
+// jaxcfr.poker.subgame.isomorphism) are solved once per class: card k's values for hand h are its
+// class's first card's for the hand pull[k][h]. The cards go to a pool of threads; the sums run in the
+// cards' order, so any count of threads gives the same numbers.
 //
 // Terminal values for player p against the opponent's reach r over its hands (c1, c2 a hand's cards):
 //   fold      +-amount * (sum r - card[c1] - card[c2] + r(the same hand)), card[c] the sum of r over
 //             the opponent's hands that hold c;
-//   showdown  amount * (win - lose): one walk up the hands in order of strength for win (the weight
-//             of compatible weaker hands), one down for lose; the same hand ties and is in neither.
+//   showdown  amount * (win - lose): one walk up the hands in order of strength, win (the weight of
+//             compatible weaker hands) before each run of equal strength, and win - lose = before +
+//             after - full, the same hand tying and in neither.
 //
 // Everything is in the caller's arrays (numpy, C order) and scratch arenas made here; no globals, so
 // calls on several threads at once are safe.
@@ -303,7 +306,8 @@ class Solver {
     }
     // A thread's arena: the spot's own walk (the caller's thread), a card's gathered reaches at every
     // chance node and one river walk.
-    arena_size_ = need(plans_[0]) + chances_.size() * 2 * most_ + river_need + 64;
+    size_t batch = 4 * (most_ + 1) * kBatch + 53 * kBatch + most_ + 64;  // a card's dealt showdowns'
+    arena_size_ = need(plans_[0]) + chances_.size() * 2 * most_ + std::max(river_need, batch) + 64;
     dealt_.assign(chances_.size() * spot.contexts * 2 * static_cast<size_t>(most_ + 1), T(0));
     pool_ = std::make_unique<Pool>(threads_ - 1);
     scratch_.resize(threads_);
@@ -319,7 +323,9 @@ class Solver {
   }
 
   int hands(int p) const { return side_[0][p].n; }
-  size_t state_size() const { return size_; }
+  // The numbers the solve holds: regrets and averages, the chance nodes' values per card, the threads'
+  // arenas.
+  size_t held() const { return 2 * size_ + dealt_.size() + scratch_.size() * arena_size_; }
 
   // Sum of w0(h) w1(h') over the pairs of hands with no card in common.
   double normalizer() const { return normalizer_; }
@@ -513,8 +519,8 @@ class Solver {
     for (int i = 0; i < side.n; ++i) out[i] = x[side.top[i]];
   }
 
-  // A river tree's nodes in breadth-first order from its root (children consecutive): what a walk
-  // level by level needs.
+  // A tree's nodes in breadth-first order from its root (children consecutive), down to its folds,
+  // showdowns and chance nodes: what a walk level by level needs.
   struct Plan {
     std::vector<int> node;   // the tree's node of each
     std::vector<int> first;  // a decision's first child, in this order
@@ -535,12 +541,12 @@ class Solver {
     return plan;
   }
 
-  // Walk's work on a river tree, level by level: the reaches top down (strategies, the average's
-  // weights), every fold's and every showdown's values in two batches (`Batch`), then the values and
-  // regrets bottom up. The same numbers as the walk node by node: each node's strategy comes from its
-  // regrets before this half's update, which touches no other node's.
-  // With `best` (an evaluation, `Evaluate`'s work): the average strategy's values into `out` and the
-  // best response's into `best`, nothing updated.
+  // One half's work on a plan (the spot's own tree down to its chance nodes, or a river tree), level by
+  // level: the reaches top down (strategies, the average's weights), the folds' and showdowns' values
+  // in batches (`Batch`) and the chance nodes' (`DealAll`), then the values and regrets bottom up. The
+  // same numbers as a walk node by node: each node's strategy comes from its regrets before this
+  // half's update, which touches no other node's. With `best` (an evaluation, `NashConv`'s): the
+  // average strategy's values into `out` and the best response's into `best`, nothing updated.
   void River(Scratch<T>& s, const Plan& plan, int p, const T* own, const T* other, T* out, bool first,
              T keep, T* best = nullptr) {
     int k = plan.context, nodes = static_cast<int>(plan.node.size());
@@ -945,11 +951,11 @@ template <typename T>
 int Solve(const Spot& spot, const double* rule, int threads, int max_iterations, int eval_every,
           double target, double deal_weight, double* curve, int32_t* checks, double* values,
           double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, double* root,
-          int64_t* state_size) {
+          int64_t* held) {
   Rule r{rule[0], rule[0] != 0, rule[1] != 0, rule[2] != 0, rule[3], rule[4], rule[5], rule[6]};
   Solver<T> solver(spot, r, threads);
   if (solver.hands(0) == 0 || solver.hands(1) == 0 || !(solver.normalizer() > 0)) return 1;
-  *state_size = static_cast<int64_t>(solver.state_size());
+  *held = static_cast<int64_t>(solver.held());
   solver.Equity(deal_weight, equity);
   int done = 0, made = 0;
   double spent = 0, conv = 0;
@@ -984,7 +990,7 @@ extern "C" {
 // rule: (instant power or 0, clip, discount, alpha, beta, offset, averaging power). curve:
 // [ceil(max_iterations / eval_every), 2] (iteration, exploitability) per check; equity: [2] the
 // check-down shares (deal_weight: a card's chance); root: [A, hands] the root's average strategy, or
-// null; state_size: the regrets' entries (the average has as many).
+// null; held: the numbers of type T the solve held (its state and working arrays).
 #define JAXCFR_SPOT_SOLVE(name, T)                                                                             \
   int name(int nodes, const int8_t* kind, const int8_t* player, const int32_t* first, const int32_t* count,    \
            const int32_t* context, const double* amount, int hands, int contexts, const int32_t* cards,       \
@@ -992,11 +998,11 @@ extern "C" {
            const double* weights, const double* rule, int threads, int max_iterations, int eval_every,        \
            double target, double deal_weight, double* curve, int32_t* checks, double* values,                 \
            double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, double* root,       \
-           int64_t* state_size) {                                                                              \
+           int64_t* held) {                                                                              \
     Spot spot{nodes, kind, player, first, count, context, amount, hands, contexts, cards, strength, dealt,      \
               rep, pull, weights};                                                                             \
     return Solve<T>(spot, rule, threads, max_iterations, eval_every, target, deal_weight, curve, checks,       \
-                    values, nash_conv, iterations, check_seconds, equity, root, state_size);                   \
+                    values, nash_conv, iterations, check_seconds, equity, root, held);                         \
   }
 
 JAXCFR_SPOT_SOLVE(jaxcfr_spot_solve_f32, float)
