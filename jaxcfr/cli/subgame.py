@@ -483,6 +483,7 @@ def _run_spots(args, log) -> int:
         print(f'jaxcfr: error: --spots {args.spots} line {number}: {error}', file=sys.stderr)
 
   native = not args.batch and native_spot.usable(args.algorithm, {}, dtype, args.seconds, args.compress)
+  limit, arrays = int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm)
   try:
     for number, line in enumerate(lines, 1):
       if not line.strip():
@@ -490,6 +491,9 @@ def _run_spots(args, log) -> int:
       try:
         spec = _spot(line, args)
         if native and spec.config().street in native_spot.STREETS:
+          if limit is not None:  # the array form's estimate, which bounds the native solve's memory
+            _, counts = solving.shared_tree(spec.config(), trees)
+            spec.fit(limit, dtype, arrays, args.compact, counts=counts)
           queued.append((number, spec, submit(spec)))
           drain(keep=4 * threads)  # a bounded queue: results written as they come
           continue

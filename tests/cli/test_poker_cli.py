@@ -92,7 +92,7 @@ def test_a_tree_too_large_for_the_memory_limit_is_refused_before_any_array():
   assert code == 2
   # The hands of the two ranges on this river: 190, of which OOP holds 118 and IP 160.
   assert "public nodes x 190 hands (OOP's 118, IP's 160)" in err, err
-  assert 'over the limit of 0.0 GiB (--max-memory)' in err
+  assert 'over the limit of 0.1 MiB (--max-memory)' in err
 
 
 def test_help_lists_every_option_with_its_default():

@@ -56,6 +56,16 @@ def test_a_spots_file_is_jaxcfrs_to_replace_and_quiet_runs_print_no_line_a_spot(
   assert code == 0 and 'line 1:' not in out + err and '1 spots written' in out, err
 
 
+def test_a_spot_over_the_memory_limit_is_refused_by_line(tmp_path):
+  """--max-memory holds for the spots solved natively too: a line over it is named, the rest solve."""
+  spots = tmp_path / 'spots.jsonl'
+  big = {**GOOD, 'board': 'Td9d6hQc', 'oop_range': '22+,A2+,K2+', 'ip_range': '22+,A2+,K2+'}
+  spots.write_text(json.dumps(GOOD) + '\n' + json.dumps(big) + '\n')
+  code, out, err = run_cli('subgame', '--spots', str(spots), '--iterations', '10', '--max-memory', '0.01')
+  assert code == 2 and err.count('error') == 1 and 'line 2: ' in err and 'over the limit' in err, err
+  assert '"line": 1' in out and '"line": 2' not in out
+
+
 def test_spots_take_no_single_spot_flags(tmp_path):
   spots = tmp_path / 'spots.jsonl'
   spots.write_text(json.dumps(GOOD) + '\n')
