@@ -501,7 +501,7 @@ def _run_spots(args, log) -> int:
         if ('nodes', spec.config()) not in trees:
           trees.clear()
         game = spec.build(
-          dtype, int(args.max_memory * 2**30) or None, solving.state_arrays(args.algorithm), args.compact,
+          dtype, limit, arrays, args.compact,
           spec.study_hands(SPOTS_HANDS_MULTIPLE), args.compress, trees=trees,
         )  # fmt: skip
         # With --batch, river spots of one shape solve together in one vmapped call (without a time

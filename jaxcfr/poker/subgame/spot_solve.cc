@@ -317,7 +317,7 @@ class Solver {
     }
     Scratch<T>& s = scratch_[0];
     T* mass = s.Take(side_[0][0].n);  // the deals' total weight, once: the ranges do not change
-    Fold(0, 0, side_[0][1].weight.data(), T(1), mass);
+    Sums(s, 0, 0, side_[0][1].weight.data(), mass, nullptr);
     normalizer_ = Dot(0, mass);
     s.top = 0;
   }
@@ -379,8 +379,7 @@ class Solver {
         T* share = s.Take(n);  // compatible weight plus win minus lose, halved below: win plus half the ties
         T* difference = s.Take(n);
         const T* other = side_[k][1 - p].weight.data();
-        Fold(k, p, other, T(1), share);
-        Showdown(k, p, other, T(1), difference);
+        Sums(s, k, p, other, share, difference);
         T weight = static_cast<T>(k == 0 ? 1.0 : deal_weight);
         for (int i = 0; i < n; ++i) total[side.top[i]] += weight * (share[i] + difference[i]);
         s.top -= 2 * n;
@@ -434,52 +433,15 @@ class Solver {
     return sum;
   }
 
-  // out[i] = scale * the opponent's reach over hands sharing no card with p's hand i (context k).
-  void Fold(int k, int p, const T* reach, T scale, T* out) const {
-    const Side<T>& own = side_[k][p];
-    const Side<T>& other = side_[k][1 - p];
-    T card[52] = {};
-    T total = 0;
-    for (int j = 0; j < other.n; ++j) {
-      T r = reach[j];
-      if (r == 0) continue;
-      total += r;
-      card[other.c1[j]] += r;
-      card[other.c2[j]] += r;
-    }
-    for (int i = 0; i < own.n; ++i) {
-      T same = own.same[i] >= 0 ? reach[own.same[i]] : T(0);
-      out[i] = scale * (total - card[own.c1[i]] - card[own.c2[i]] + same);
-    }
-  }
-
-  // One walk up the hands in order of strength (showdown_sweep.cc's method): per own group of equal
-  // strength, win before the opponent's hands of that strength are added, after once they are, and
-  // full at the end; win - lose = win + after - full.
-  void Showdown(int k, int p, const T* reach, T amount, T* out) const {
-    const Side<T>& own = side_[k][p];
-    const Side<T>& other = side_[k][1 - p];
-    T card[52] = {};
-    T total = 0;
-    int j = 0;
-    auto add = [&](int h) {
-      T r = reach[h];
-      if (r == 0) return;  // often, deep in the tree: the running sums' chain is then skipped
-      total += r;
-      card[other.c1[h]] += r;
-      card[other.c2[h]] += r;
-    };
-    for (int i = 0; i < own.n;) {
-      int group = own.strength[i], end = i;
-      while (end < own.n && own.strength[end] == group) ++end;
-      while (j < other.n && other.strength[j] < group) add(j++);
-      for (int m = i; m < end; ++m) out[m] = total - card[own.c1[m]] - card[own.c2[m]];
-      while (j < other.n && other.strength[j] == group) add(j++);
-      for (int m = i; m < end; ++m) out[m] += total - card[own.c1[m]] - card[own.c2[m]];
-      i = end;
-    }
-    while (j < other.n) add(j++);
-    for (int i = 0; i < own.n; ++i) out[i] = amount * (out[i] - (total - card[own.c1[i]] - card[own.c2[i]]));
+  // Player p's values in context k against the opponent's reach at a fold worth 1 (`fold`: the
+  // opponent's weight apart from each hand) and a showdown worth 1 (`showdown`: win - lose), either
+  // left out where null: one lane of a `Batch`.
+  void Sums(Scratch<T>& s, int k, int p, const T* reach, T* fold, T* showdown) {
+    Lane lane{reach};
+    lane.into[0] = fold;
+    lane.into[1] = showdown;
+    lane.amount[0] = lane.amount[1] = T(1);
+    Batch(s, k, p, 1, &lane);
   }
 
   // Regret matching at v into strategy [A, n].
@@ -780,10 +742,11 @@ class Solver {
   };
 
   // Player p's values at the folds and showdowns of up to kBatch lanes of context k at once: into =
-  // amount * (Fold's or Showdown's sum) against the lane's reach. The reaches are laid out hand by
-  // hand, the lanes side by side in one vector (GCC's vector extensions), so that one walk over the
-  // opponent's hands keeps every lane's running sums in vector operations: a fold takes the sums at
-  // the end (and the same hand's reach back), a showdown the win - lose of `Showdown`.
+  // amount * (the fold's or the showdown's sum of the file's header) against the lane's reach. The
+  // reaches are laid out hand by hand, the lanes side by side in one vector (GCC's vector
+  // extensions), so that one walk up the opponent's hands by strength keeps every lane's running
+  // sums in vector operations: a fold takes the sums at the end (and the same hand's reach back), a
+  // showdown before + after - full for each run of equal strength.
   void Batch(Scratch<T>& s, int k, int p, int count, const Lane* lanes) {
     using V = typename Lanes<T>::V;
     constexpr int B = kBatch;
