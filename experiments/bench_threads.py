@@ -8,9 +8,9 @@ Reported per solver: the solve loop with its checks (`seconds`; ours: `seconds +
 which leaves out building the tree and compiling, reported as `jit_seconds`), the iterations, the
 exploitability, each player's EV, the solver's memory figure (postflop-solver's `memory_usage`; ours
 `memory_bytes`: the solver's state and the spot's arrays) and the process's peak resident memory
-(`/usr/bin/time`). Medians over the rounds. Ours solves a turn spot natively (`native_spot`, no
-compilation) and a flop spot by the array form; `JAXCFR_NO_NATIVE=1` in the environment times the
-array form on the turn too.
+(`/usr/bin/time`). Medians over the rounds. Ours solves a spot natively (`native_spot`, no
+compilation) unless `--compress` (and `--compact`) ask for the array form; `JAXCFR_NO_NATIVE=1` in the
+environment times the array form everywhere.
 
 The spots (trees identical in both: postflop-solver's thresholds as ours, `--add-all-in 1.5
 --merge 0.1`):
@@ -24,7 +24,8 @@ The spots (trees identical in both: postflop-solver's thresholds as ours, `--add
   `flop-compress-both`: `flop-compress` against the peer's own 16-bit compression;
 - `twotone` (Td9d6h), `monotone` (Td7d2d), `paired` (Qs8hQc): the README ranges and sizes on boards
   with interchangeable suits, with `--compress`; `-noiso` (e.g. `twotone-noiso`): ours with
-  `--no-isomorphism`;
+  `--no-isomorphism`; `flop-twotone`, `flop-monotone`, `flop-paired`: the same boards in float32
+  (ours natively);
 - `turn-twotone` (Td9d6hQh: two suits, the other two interchangeable), `turn-monotone` (Td9d6dQd:
   three interchangeable), `turn-paired` (Qs8hQc3d: spades and clubs swap): the turn spot's ranges and
   sizes on turn boards whose river cards both solvers merge.
@@ -75,6 +76,7 @@ for _name, _board in (
 for _name, _board in (('twotone', 'Td9d6h'), ('monotone', 'Td7d2d'), ('paired', 'Qs8hQc')):
   SPOTS[_name] = {'board': _board, 'ranges': (OOP, IP), 'bets': '60%,e,a', 'raises': '2.5x', 'compress': True}
   SPOTS[f'{_name}-noiso'] = {**SPOTS[_name], 'no_isomorphism': True}
+  SPOTS[f'flop-{_name}'] = {**SPOTS['flop'], 'board': _board}  # the native solve's float32
 
 
 def timed(command: list[str], threads: int, env: dict) -> tuple[str, int]:

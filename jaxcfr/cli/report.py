@@ -79,6 +79,7 @@ def run(args) -> int:
       spec, chosen, args.out, target_pct=args.target or None, iterations=args.iterations,
       algorithm=args.algorithm, eval_every=args.eval_every, dtype=args.dtype, compress=args.compress,
       compact=args.compact, node=args.node, max_bytes=int(args.max_memory * 2**30) or None,
+      threads=subgame.solve_threads(args),
     )  # fmt: skip
     report.check_memory()
     done = report.open(force=args.force)

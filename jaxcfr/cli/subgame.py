@@ -130,9 +130,9 @@ def add_solve_options(parser):
   run.add_argument('--dtype', default='float32', choices=('float32', 'float64'), help='default float32')
   run.add_argument(
     '--threads', type=common.positive_count, metavar='N',
-    help="CPU cores a turn or flop solve runs on: a turn's river cards or a flop's turn cards split over "
-    'N host devices, one core each; with --spots, also the river spots solved at once (default: the cores '
-    'this process may use; a GPU solve ignores it)',
+    help="CPU cores a spot's solve runs on: a flop's turn cards or a turn's river cards split over N "
+    'threads (the native solve) or N host devices (the array form); with --spots, the spots solved at '
+    'once instead (default: the cores this process may use; a GPU solve ignores it)',
   )  # fmt: skip
   run.add_argument(
     '--max-memory', type=common.non_negative_number, default=defaults.MAX_BYTES / 2**30, metavar='GIB',
@@ -306,9 +306,8 @@ def run(args) -> int:
 
 
 def _natively(args, spec) -> bool:
-  """Whether one spot solves natively (`native_spot`): a river or turn spot on a CPU with the
-  settings it has, and nothing asked of it that needs the array form's strategy (--strategy-out,
-  --plot, --html, --lock)."""
+  """Whether one spot solves natively (`native_spot`): a spot on a CPU with the settings it has, and
+  nothing asked of it that needs the array form's strategy (--strategy-out, --plot, --html, --lock)."""
   import jax.numpy as jnp  # noqa: PLC0415
 
   from jaxcfr.poker.subgame import native_spot  # noqa: PLC0415
@@ -328,12 +327,12 @@ def _solve_natively(args, spec):
 
   return native_spot.solve(
     spec, args.algorithm, target_pct=args.target or None, iterations=args.iterations,
-    eval_every=args.eval_every, dtype=jnp.dtype(args.dtype), root=True, threads=_threads(args),
+    eval_every=args.eval_every, dtype=jnp.dtype(args.dtype), root=True, threads=solve_threads(args),
     isomorphism=not args.no_isomorphism,
   )  # fmt: skip
 
 
-def _threads(args) -> int:
+def solve_threads(args) -> int:
   """--threads, else the cores this process may use."""
   if args.threads:
     return args.threads
@@ -450,13 +449,13 @@ def _run_spots(args, log) -> int:
     'eval_every': args.eval_every, 'compress': args.compress,
   }  # fmt: skip
   trees = {}  # the tree of the last spot's sizing, built once for the spots that share it
-  # River and turn spots solve natively on a CPU (`native_spot`: one call a spot, the GIL released),
+  # Spots solve natively on a CPU (`native_spot`: one call a spot, the GIL released),
   # on --threads workers; their results are written in the lines' order with the others'.
   natively = functools.partial(
     native_spot.solve, algorithm=args.algorithm, target_pct=solve_args['target_pct'],
     iterations=args.iterations, eval_every=args.eval_every, dtype=dtype, trees=trees,
   )  # fmt: skip
-  threads = _threads(args)
+  threads = solve_threads(args)
   # One thread solves in the loop: a worker would wait for the loop's turn with the GIL.
   workers = concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else None
   queued = collections.deque()  # (line number, spec, future) of the native solves, in order
@@ -561,11 +560,11 @@ def _print(result, log) -> None:
   )
   merged = getattr(result, 'isomorphism', None) or solving.merged_cards(getattr(result, 'game', None))
   if merged:
-    print(
-      f'suit isomorphism: {merged["solved"]} of the {merged["cards"]} {merged["street"]} cards solved, the '
-      'others mapped onto them',
-      file=log,
-    )
+    below = ''
+    if 'river_cards' in merged:  # a native flop solve merges the river cards below its turn cards too
+      below = f'; below them {merged["river_solved"]} of their {merged["river_cards"]} river cards'
+    solved = f'{merged["solved"]} of the {merged["cards"]} {merged["street"]} cards solved'
+    print(f'suit isomorphism: {solved}{below}, the others mapped onto them', file=log)
   rows = solving.root_summary(result)
   if rows:
     actions = list(rows[0][2])

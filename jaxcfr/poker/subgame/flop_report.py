@@ -17,7 +17,9 @@ time a solve took, so a stopped and resumed report writes the same files as an u
 
 A flop's frequencies are the acting player's range at the decision (its starting range, times its
 own probabilities on the line there) times its average strategy, summed over hands
-(`grid.frequencies`); the summary weighs each flop by its weight (`flops.Flop.weight`).
+(`grid.frequencies`); the summary weighs each flop by its weight (`flops.Flop.weight`). On a CPU a
+flop solves natively where the settings allow (`native_spot.usable`: not with `--compress`), else by
+the array form.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from jaxcfr import outputs
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.rules.cards import PokerInputError
 from jaxcfr.poker.subgame import flops as flops_module
-from jaxcfr.poker.subgame import grid, solving
+from jaxcfr.poker.subgame import grid, native_spot, solving
 
 FORMAT = 'jaxcfr-flop-report'
 SOLVED = 'solved'
@@ -63,6 +65,7 @@ class Report:
   compact: bool = False
   node: str | None = None
   max_bytes: int | None = None
+  threads: int = 1  # a native solve's (`native_spot`): each flop's turn cards over them
   programs: dict = dataclasses.field(default_factory=dict, repr=False)  # compiled once per shape
   trees: dict = dataclasses.field(default_factory=dict, repr=False)  # the tree built once (`SpotSpec.build`)
 
@@ -195,16 +198,24 @@ class Report:
 
     dtype = jnp.dtype(self.dtype)
     spot = self.spot(flop)
-    game = spot.build(
-      dtype, self.max_bytes, solving.state_arrays(self.algorithm), self.compact, HANDS_MULTIPLE,
-      self.compress, trees=self.trees,
-    )  # fmt: skip
-    result = solving.solve(
-      game, self.algorithm, target_pct=self.target_pct, iterations=self.iterations,
-      eval_every=self.eval_every, dtype=dtype, programs=self.programs, compress=self.compress,
-      on_progress=on_progress,
-    )  # fmt: skip
-    record = {**_flop_fields(flop), **_result_fields(result, self.node)}
+    if native_spot.usable(self.algorithm, {}, dtype, None, self.compress):  # each player's own hands
+      result = native_spot.solve(
+        spot, self.algorithm, target_pct=self.target_pct, iterations=self.iterations,
+        eval_every=self.eval_every, dtype=dtype, trees=self.trees, threads=self.threads, first_street=True,
+      )  # fmt: skip
+      strategy = native_spot.strategy_arrays(result, spot)
+    else:
+      game = spot.build(
+        dtype, self.max_bytes, solving.state_arrays(self.algorithm), self.compact, HANDS_MULTIPLE,
+        self.compress, trees=self.trees,
+      )  # fmt: skip
+      result = solving.solve(
+        game, self.algorithm, target_pct=self.target_pct, iterations=self.iterations,
+        eval_every=self.eval_every, dtype=dtype, programs=self.programs, compress=self.compress,
+        on_progress=on_progress,
+      )  # fmt: skip
+      strategy = solving.strategy_arrays(result, first_street=True)
+    record = {**_flop_fields(flop), **_result_fields(result, strategy, self.node)}
     path = os.path.join(self.directory, SOLVED, f'{flop.board}.json')
     outputs.write_json(path, {'format': FORMAT + '-flop', **record}, force=True, what='--out')
     return record
@@ -250,8 +261,8 @@ def _flop_fields(flop) -> dict:
   }  # fmt: skip
 
 
-def _result_fields(result, node: str | None) -> dict:
-  metadata, arrays = solving.strategy_arrays(result, first_street=True)
+def _result_fields(result, strategy: tuple[dict, dict], node: str | None) -> dict:
+  metadata, arrays = strategy
   fields = {
     'ev': {'oop': result.ev[0], 'ip': result.ev[1]},
     'equity': {'oop': result.equity[0], 'ip': result.equity[1]},

@@ -1,18 +1,20 @@
-"""A river or turn spot solved by one native call: `spot_solve.cc`, the array form's algorithm
+"""A flop, turn or river spot solved by one native call: `spot_solve.cc`, the array form's algorithm
 iteration for iteration (alternating updates, the same regret rules, averaging and checks), with each
 player's own hands and a walk down the tree instead of XLA kernels.
 
 A river spot is small (a few dozen nodes, a few hundred hands): the array form's iteration is then
 ~160 small XLA kernels whose count, not their arithmetic, sets its time, and a vmapped batch of
 spots runs no faster a spot. A turn spot is a few hundred river trees below its chance nodes, each as
-small. `jaxcfr subgame --spots` solves river and turn spots here where it can (`usable`): on a CPU,
-without `--batch`, CFR, CFR+, Linear CFR, DCFR or DCFR+ with alternating updates, float32 or
-float64, no time budget, no 16-bit state; everything else, and every spot whose strategy is wanted
-(`--strategy-out`, the explorer), takes the array form, whose results these equal up to rounding
-(the tests hold the two to each other). A turn's river cards whose suits the board and both ranges
-leave interchangeable are solved once per class (`isomorphism`), as the array form does. Built like
-the showdown kernel (`native`): on first use, with the system's C++ compiler, cached per machine and
-source; without a compiler it is not used.
+small; a flop spot the turn trees below its own, and the river trees below those. `jaxcfr subgame`
+and `--spots` solve spots here where they can (`usable`): on a CPU, without `--batch`, CFR, CFR+,
+Linear CFR, DCFR or DCFR+ with alternating updates, float32 or float64, no time budget, no 16-bit
+state; everything else, and every spot whose strategy is wanted (`--strategy-out`, the explorer),
+takes the array form, whose results these equal up to rounding (the tests hold the two to each
+other). The cards of a deal whose suits the board and both ranges leave interchangeable are solved
+once per class (`isomorphism`): a turn's river cards, a flop's turn cards and, below each turn card
+solved, the river cards its board leaves interchangeable. Built like the showdown kernel (`native`):
+on first use, with the system's C++ compiler, cached per machine and source; without a compiler it
+is not used.
 
     result = native_spot.solve(spec, 'dcfr', target_pct=0.5)
     result.ev, result.exploitability_pct, result.iterations
@@ -35,10 +37,11 @@ from jaxcfr import algorithms
 from jaxcfr.poker.rules import cards, ranges
 from jaxcfr.poker.subgame import isomorphism, native, tree
 from jaxcfr.poker.subgame import solver as solver_module
+from jaxcfr.poker.subgame import solving as solving_module
 
 SOURCE = os.path.join(os.path.dirname(__file__), 'spot_solve.cc')
 SYMBOLS = {np.dtype(np.float32): 'jaxcfr_spot_solve_f32', np.dtype(np.float64): 'jaxcfr_spot_solve_f64'}
-STREETS = (2, 3)  # turn and river spots
+STREETS = (1, 2, 3)  # flop, turn and river spots
 _DCFR_PLUS_OFFSET = 1.5  # as jaxcfr.solvers' DCFR+
 
 
@@ -69,7 +72,7 @@ def rule(algorithm: str, hyperparameters: dict) -> tuple[float, ...] | None:
 
 
 def usable(algorithm: str, hyperparameters: dict, dtype, seconds=None, compress: bool = False) -> bool:
-  """Whether river and turn spots solve natively with these settings: on a CPU, unless `JAXCFR_NO_NATIVE` is
+  """Whether spots solve natively with these settings: on a CPU, unless `JAXCFR_NO_NATIVE` is
   set, a rule the native solve has, float32 or float64, no time budget, no 16-bit state, the library
   built (the first call builds it)."""
   if seconds is not None or compress or np.dtype(dtype) not in SYMBOLS or os.environ.get(native.OFF_ENV):
@@ -102,23 +105,28 @@ class SpotResult:
   root_labels: list | None = None  # the root's actions
   jit_seconds: float = 0.0
   evaluation_seconds: float = 0.0
-  isomorphism: dict | None = None  # a turn's merged river cards, as `solving.merged_cards` gives them
+  isomorphism: dict | None = None  # the merged cards, as `solving.merged_cards` gives them (`_merged`)
+  # [D, A, H] the average strategy at the decisions before the first deal (`SpotTree.upper`), if asked
+  upper: np.ndarray | None = dataclasses.field(default=None, repr=False)
+  upper_nodes: tuple = ()  # `SpotTree.upper` of those
 
 
 @dataclasses.dataclass(frozen=True)
 class SpotTree:
-  """A river or turn tree's nodes as the native solve reads them (breadth-first, children
-  consecutive)."""
+  """A spot's tree as the native solve reads it (breadth-first, children consecutive)."""
 
   kind: np.ndarray  # [N] int8: tree.DECISION, CHANCE, FOLD or SHOWDOWN
   player: np.ndarray  # [N] int8: the actor (decision), the folder (fold)
   first: np.ndarray  # [N] int32: the first child
   count: np.ndarray  # [N] int32: the children
-  context: np.ndarray  # [N] int32: 0 on the spot's board, 1 + k below the deal of the k-th card left
+  context: np.ndarray  # [N] int32: the board it is on (`context_of`)
   amount: np.ndarray  # [N] float64: what the loser loses (fold: the folder; showdown: either); chance:
   # its weight, 1 / the cards that can come given both hands
   decisions: int
   root_labels: tuple  # the root's actions
+  # The decisions before the first deal, root first: (node, player, line of labels from the root, its
+  # actions) each
+  upper: tuple = ()
 
 
 def spot_tree(config: tree.TreeConfig, trees: dict | None = None) -> SpotTree:
@@ -127,7 +135,7 @@ def spot_tree(config: tree.TreeConfig, trees: dict | None = None) -> SpotTree:
   if trees is not None and key in trees:
     return trees[key]
   if config.street not in STREETS or config.start is not None:
-    raise ValueError('the native solve takes river and turn spots that start at the beginning of a round')
+    raise ValueError('the native solve takes spots that start at the beginning of a round')
   table = tree.NodeTable(tree.build(config))
   kind = table.kind.astype(np.int8)
   if not np.isin(kind, (tree.DECISION, tree.CHANCE, tree.FOLD, tree.SHOWDOWN)).all():
@@ -135,15 +143,23 @@ def spot_tree(config: tree.TreeConfig, trees: dict | None = None) -> SpotTree:
   half = config.pot / 2
   player = np.clip(table.player, 0, 1)  # the actor or the folder (-1 at a showdown, which has none)
   amount = half + np.where(kind == tree.FOLD, table.added[np.arange(len(kind)), player], table.added[:, 0])
-  left = config.deck_size - tree.BOARD_SIZE[config.street] - 4  # cards that can come, given both hands
-  amount = np.where(kind == tree.CHANCE, 1 / left, amount)
-  context = np.zeros(len(kind), np.int32)
-  dealt = np.flatnonzero(table.dealt_count > 0)  # none on a river tree
-  context[dealt] = 1 + table.dealt[dealt, table.dealt_count[dealt] - 1]
+  left = config.deck_size - tree.BOARD_SIZE[config.street]
+  can_come = (
+    left - table.dealt_count.astype(np.int64) - 4
+  )  # the cards a chance node can deal, given both hands
+  amount = np.where(kind == tree.CHANCE, 1 / np.maximum(can_come, 1), amount)
+  context = context_of(config.street, left, table.dealt)
+  upper = []
+  for v in np.flatnonzero((kind == tree.DECISION) & (context == 0)):
+    line, at = [], int(v)
+    while table.parent[at] >= 0:
+      line.append(table.names[table.label[at]])
+      at = int(table.parent[at])
+    upper.append((int(v), int(table.player[v]), tuple(reversed(line)), tuple(table[int(v)].labels)))
   made = SpotTree(
     kind, player.astype(np.int8), table.first_child.astype(np.int32),
     table.num_children.astype(np.int32), context.astype(np.int32), amount.astype(np.float64),
-    int((kind == tree.DECISION).sum()), tuple(table[0].labels),
+    int((kind == tree.DECISION).sum()), tuple(table[0].labels), tuple(upper),
   )  # fmt: skip
   if trees is not None:
     trees[key] = made
@@ -163,14 +179,17 @@ def solve(
   root: bool = False,
   threads: int = 1,
   isomorphism: bool = True,
+  first_street: bool = False,
 ) -> SpotResult:
-  """Solves the river or turn spot `spec` (a `solving.SpotSpec`) natively until its exploitability is
+  """Solves the spot `spec` (a `solving.SpotSpec`) natively until its exploitability is
   at most `target_pct` % of the pot (checked every `eval_every` iterations) or `iterations` (default
   1,000); `root`: keep the root's average strategy over the spot's hands (`SpotResult.root`);
-  `threads`: a turn's river cards split over that many threads; `isomorphism`: river cards whose suits
-  the board and both ranges leave interchangeable solved once per class (`isomorphism`).
-  `PokerInputError` for a bad spot (as `SpotSpec.build`), `ValueError` for a spot of another street
-  or settings it cannot solve natively (`usable`)."""
+  `threads`: the first deal's cards (a flop's turn cards, a turn's river cards) split over that many
+  threads, with the same numbers on any count; `isomorphism`: the cards whose suits the board and both
+  ranges leave interchangeable solved once per class (`isomorphism`). `PokerInputError` for a bad
+  spot (as `SpotSpec.build`), `ValueError` for a spot that starts inside a round or settings it
+  cannot solve natively (`usable`). `first_street`: keep the average strategy at every decision
+  before the first deal (`SpotResult.upper`, `strategy_arrays`)."""
   from jaxcfr.poker import defaults  # noqa: PLC0415
 
   hyperparameters = hyperparameters or {}
@@ -203,18 +222,22 @@ def solve(
   checks, done = ctypes.c_int32(), ctypes.c_int32()
   nash_conv, check_seconds, holding = ctypes.c_double(), ctypes.c_double(), ctypes.c_int64()
   values, equity = np.zeros(2), np.zeros(2)
-  root_policy = np.zeros((len(shape.root_labels), len(hands))) if root else None
+  kept = np.array(
+    [u[0] for u in (shape.upper if first_street else shape.upper[:1] if root else ())], np.int32
+  )
+  widest = int(shape.count.max())
+  averages = np.zeros((len(kept), widest, len(hands)))
   regret_rule = np.array(settings, np.float64)  # held here: the call reads it by address
   pointer = lambda x: None if x is None else x.ctypes.data  # noqa: E731
   start = time.perf_counter()
   status = getattr(library, SYMBOLS[np.dtype(dtype)])(
     len(shape.kind), pointer(shape.kind), pointer(shape.player), pointer(shape.first), pointer(shape.count),
     pointer(shape.context), pointer(shape.amount), len(hands), len(deal.dealt), pointer(hands),
-    pointer(deal.strength), pointer(deal.dealt), pointer(deal.rep), pointer(deal.pull), pointer(weights),
-    pointer(regret_rule), max(1, int(threads)), limit, int(eval_every), float(target),
-    float(shape.amount[shape.kind == tree.CHANCE][0]) if deal.rep.size > 1 else 1.0, pointer(curve),
-    ctypes.byref(checks), pointer(values), ctypes.byref(nash_conv), ctypes.byref(done),
-    ctypes.byref(check_seconds), pointer(equity), pointer(root_policy), ctypes.byref(holding),
+    pointer(deal.strength), pointer(deal.parent), pointer(deal.dealt), pointer(deal.rep), pointer(deal.pull),
+    pointer(deal.chance), pointer(weights), pointer(regret_rule), max(1, int(threads)), limit,
+    int(eval_every), float(target), pointer(curve), ctypes.byref(checks), pointer(values),
+    ctypes.byref(nash_conv), ctypes.byref(done), ctypes.byref(check_seconds), pointer(equity), len(kept),
+    pointer(kept), pointer(averages), ctypes.byref(holding),
   )  # fmt: skip
   seconds = time.perf_counter() - start - check_seconds.value
   if status != 0:
@@ -223,7 +246,6 @@ def solve(
   pot, made = config.pot, checks.value
   per_check = seconds / max(made, 1)
   held_bytes = holding.value * np.dtype(dtype).itemsize  # state, the cards' values, the threads' arenas
-  solved = int((deal.rep == np.arange(len(deal.rep))).sum()) - 1
   return SpotResult(
     algorithm=algorithms.get(algorithm).name,
     iterations=int(done.value),
@@ -246,53 +268,158 @@ def solve(
     hands=len(hands),
     nodes=len(shape.kind),
     decision_nodes=shape.decisions,
-    root=root_policy,
+    root=averages[0, : len(shape.root_labels)] if len(kept) else None,
     hole_cards=hands,
     ranges=weights,
     root_labels=list(shape.root_labels),
     evaluation_seconds=check_seconds.value / max(made, 1),
-    isomorphism=None
-    if solved == len(deal.rep) - 1
-    else {'street': 'river', 'cards': len(deal.rep) - 1, 'solved': solved},
+    isomorphism=_merged(deal.merged),
+    upper=averages if first_street else None,
+    upper_nodes=shape.upper if first_street else (),
   )
+
+
+def strategy_arrays(result: SpotResult, spec) -> tuple[dict, dict]:
+  """(metadata, arrays) of the decisions before the first deal of a solve with `first_street`, as
+  `solving.strategy_arrays(result, first_street=True)` gives them (what a flop report reads)."""
+  if result.upper is None:
+    raise ValueError('the solve kept no strategy: solve with first_street=True')
+  metadata = {
+    'format': solving_module.STRATEGY_FORMAT,
+    'board': [cards.card_text(int(c)) for c in cards.parse_board(spec.board, spec.deck())],
+    'pot': spec.pot,
+    'stack': spec.stack,
+    'algorithm': result.algorithm,
+    'iterations': result.iterations,
+    'exploitability_pct': result.exploitability_pct,
+    'nodes': [
+      {'player': ('oop', 'ip')[player], 'line': list(line), 'actions': list(actions)}
+      for _, player, line, actions in result.upper_nodes
+    ],
+  }
+  arrays = {
+    'probabilities': np.asarray(result.upper, np.float32),
+    'hands': result.hole_cards,
+    'ranges': np.asarray(result.ranges, np.float32),
+  }
+  return metadata, arrays
 
 
 @dataclasses.dataclass(frozen=True)
 class _Deal:
-  """The contexts of a spot: its board (context 0), and on the turn each river card (1 + k)."""
+  """The contexts of a spot (`context_of`): its board (context 0), and each board the deals to come
+  reach."""
 
-  dealt: np.ndarray  # [C] int32: the card dealt, -1 for context 0
-  strength: np.ndarray  # [C, H] int32: each hand's strength on the context's board (0 on a turn's own)
-  rep: np.ndarray  # [C] int32: the context solved for each
+  parent: np.ndarray  # [C] int32: the context each is dealt from (-1: context 0, and contexts unused)
+  dealt: np.ndarray  # [C] int32: the card it deals, -1 for context 0
+  strength: np.ndarray  # [C, H] int32: each hand's strength on a river board (0 elsewhere)
+  rep: np.ndarray  # [C] int32: the context solved for each (one of the same parent)
   pull: np.ndarray  # [C, H] int32: the hand whose values each hand takes from its solved context
+  chance: np.ndarray  # [C] float64: the probability of its deal given both hands
+  merged: dict  # per street dealt ('turn', 'river'): [cards, solved] over the contexts entered
+
+
+def _merged(merged: dict) -> dict | None:
+  """`SpotResult.isomorphism` of a deal's counts (`_Deal.merged`): the first deal's street, cards and
+  those solved, as `solving.merged_cards` gives them, and on a flop the river cards' below the turn
+  cards solved; None where nothing merged."""
+  if all(solved == cards for cards, solved in merged.values()):
+    return None
+  street = next(iter(merged))
+  made = {'street': street, 'cards': merged[street][0], 'solved': merged[street][1]}
+  if street == 'turn':
+    made['river_cards'], made['river_solved'] = merged['river']
+  return made
+
+
+def context_of(street: int, left: int, dealt: np.ndarray) -> np.ndarray:
+  """The context of a node of a spot on `street` that has dealt `dealt` [N, 2] (positions among the
+  `left` cards the board leaves, -1 where not dealt): 0 before any deal, 1 + t after the deal of t,
+  1 + left + t * left + r after t and then r (a flop's turn and river)."""
+  dealt = np.asarray(dealt, np.int64).reshape(len(dealt), -1)
+  context = np.zeros(len(dealt), np.int64)
+  if dealt.shape[1] >= 1:
+    one = dealt[:, 0] >= 0
+    context[one] = 1 + dealt[one, 0]
+  if dealt.shape[1] >= 2:
+    two = dealt[:, 1] >= 0
+    context[two] = 1 + left + dealt[two, 0] * left + dealt[two, 1]
+  return context.astype(np.int32)
+
+
+def _strengths(hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
+  """[B, H] each hand's strength on each of `boards` [B, 5] (0 where a board card is in the hand)."""
+  size, count = len(hands), len(boards)
+  seven = np.concatenate(
+    [np.broadcast_to(hands[None], (count, size, 2)), np.broadcast_to(boards[:, None], (count, size, 5))], 2
+  ).reshape(-1, 7)
+  free = (hands[None, :, :, None] != boards[:, None, None, :]).all((2, 3)).reshape(-1)
+  strength = np.zeros(count * size, np.int32)
+  strength[free] = ranking.hand_rank(seven[free])
+  return strength.reshape(count, size)
 
 
 def _deal(config, board, deck, hands: np.ndarray, weights: np.ndarray, merge: bool) -> _Deal:
-  size = len(hands)
-  if config.street == 3:
-    # The evaluator of `showdown.strengths` in NumPy: no program to compile for each count of hands.
-    seven = np.concatenate([hands, np.broadcast_to(np.array(board, np.int32), (size, len(board)))], 1)
-    strength = ranking.hand_rank(seven)[None]
-    identity = np.arange(size, dtype=np.int32)[None]
-    return _Deal(
-      np.array([-1], np.int32), np.ascontiguousarray(strength, np.int32), np.zeros(1, np.int32), identity
-    )
+  size, board = len(hands), [int(card) for card in board]
   remaining = np.array([c for c in deck.cards if c not in board], np.int32)
-  strength = np.zeros((1 + len(remaining), size), np.int32)
-  for k, card in enumerate(remaining):
-    free = (hands != card).all(1)
-    seven = np.concatenate(
-      [hands[free], np.broadcast_to(np.array([*board, card], np.int32), (int(free.sum()), len(board) + 1))], 1
+  left = len(remaining)
+  deals = 3 - config.street  # the cards still to come: 2 on a flop, 1 on a turn, 0 on a river
+  contexts = 1 if deals == 0 else 1 + left + (left * left if deals == 2 else 0)
+  parent = np.full(contexts, -1, np.int32)
+  dealt = np.full(contexts, -1, np.int32)
+  chance = np.zeros(contexts)
+  strength = np.zeros((contexts, size), np.int32)
+  rep = np.arange(contexts, dtype=np.int32)
+  pull = np.tile(np.arange(size, dtype=np.int32), (contexts, 1))
+  merged = {}
+  if deals == 0:
+    strength[0] = _strengths(hands, np.array([board], np.int32))[0]
+  first_deal = np.arange(1, 1 + left)
+  if deals >= 1:
+    parent[first_deal], dealt[first_deal] = 0, remaining
+    chance[first_deal] = 1 / (left - 4)
+  if deals == 1:
+    boards = np.concatenate([np.broadcast_to(np.array(board, np.int32), (left, 4)), remaining[:, None]], 1)
+    strength[first_deal] = _strengths(hands, boards)
+  if deals == 2:
+    t, r = np.divmod(np.arange(left * left), left)
+    used = t != r
+    second = 1 + left + np.flatnonzero(used)
+    parent[second], dealt[second] = 1 + t[used], remaining[r[used]]
+    chance[second] = 1 / (left - 5)
+    low, high = np.minimum(t, r)[used], np.maximum(t, r)[used]
+    pairs, where = np.unique(low * left + high, return_inverse=True)  # a river board is either order's
+    boards = np.concatenate(
+      [
+        np.broadcast_to(np.array(board, np.int32), (len(pairs), 3)),
+        remaining[pairs // left, None],
+        remaining[pairs % left, None],
+      ],
+      1,
     )
-    strength[1 + k, free] = ranking.hand_rank(seven)
-  rep = np.arange(1 + len(remaining), dtype=np.int32)
-  pull = np.tile(np.arange(size, dtype=np.int32), (1 + len(remaining), 1))
-  symmetry = isomorphism.symmetry(board, hands, weights, deck.num_suits) if merge else None
-  if symmetry is not None:
-    first, moved = symmetry.classes(remaining)
-    rep[1:] = 1 + first
-    pull[1:] = symmetry.pulls[moved]
-  return _Deal(np.concatenate([[-1], remaining]).astype(np.int32), strength, rep, np.ascontiguousarray(pull))
+    strength[second] = _strengths(hands, boards)[where]
+
+  def merge_deal(up_board: list, children: np.ndarray, cards_dealt: np.ndarray, street: str):
+    symmetry = isomorphism.symmetry(up_board, hands, weights, deck.num_suits) if merge else None
+    solved = len(children)
+    if symmetry is not None:
+      first, moved = symmetry.classes(cards_dealt)
+      rep[children] = children[first]
+      pull[children] = symmetry.pulls[moved]
+      solved = int((first == np.arange(len(first))).sum())
+    total = merged.setdefault(street, [0, 0])
+    total[0] += len(children)
+    total[1] += solved
+
+  if deals >= 1:
+    merge_deal(board, first_deal, remaining, 'turn' if deals == 2 else 'river')
+  if deals == 2:
+    for t in range(left):
+      if rep[1 + t] != 1 + t:
+        continue
+      children = 1 + left + t * left + np.flatnonzero(np.arange(left) != t)
+      merge_deal([*board, int(remaining[t])], children, dealt[children], 'river')
+  return _Deal(parent, dealt, strength, rep, np.ascontiguousarray(pull), chance, merged)
 
 
 @functools.cache
@@ -311,6 +438,6 @@ def _library():
   for symbol in SYMBOLS.values():
     function = getattr(library, symbol)
     function.restype = ctypes.c_int
-    function.argtypes = [i32, p, p, p, p, p, p, i32, i32, p, p, p, p, p, p, p, i32, i32, i32, f64, f64]
-    function.argtypes += [p] * 9
+    function.argtypes = [i32, p, p, p, p, p, p, i32, i32, p, p, p, p, p, p, p, p, p, i32, i32, i32, f64]
+    function.argtypes += [p] * 7 + [i32] + [p] * 3
   return library

@@ -1,4 +1,5 @@
-// A river or turn spot's whole solve as one native call, built and loaded by jaxcfr/poker/subgame/native.py.
+// A flop, turn or river spot's whole solve as one native call, built and loaded by
+// jaxcfr/poker/subgame/native.py.
 //
 // The same algorithm as jaxcfr.poker.subgame.solver's array form, iteration for iteration: alternating
 // updates, OOP's half first; in OOP's half the average's weights of every decision take the acting
@@ -8,18 +9,19 @@
 // NashConv of the average strategy with one pass per player that carries its values under the average
 // and as a best response together; the solve stops at the first check at most `target`. What differs
 // from the array form is the layout: each player keeps its own hands (those its range holds, and below
-// a chance node those the dealt card leaves, in order of strength on that board), and a tree is walked
+// a chance node those the dealt cards leave, in order of strength on that board), and a tree is walked
 // level by level (`River`: reaches down, every terminal in vector-wide batches, values and regrets up),
 // so an iteration is short loops rather than XLA kernels.
 //
-// Contexts: context 0 is the spot's own board (the river's, or the turn's); on a turn spot context
-// 1 + k is the board with the k-th card left in the deck dealt, where a chance node's children lead.
-// For each card, every chance node gathers each player's reach into the card's hands and walks its
-// child; the children's values are added back, times the chance weight (1 / the cards that can come
-// given both hands) (`DealAll`). Cards whose suits are interchangeable (`rep`, `pull`:
-// jaxcfr.poker.subgame.isomorphism) are solved once per class: card k's values for hand h are its
-// class's first card's for the hand pull[k][h]. The cards go to a pool of threads; the sums run in the
-// cards' order, so any count of threads gives the same numbers.
+// Contexts: context 0 is the spot's own board; each other context is a board with one card more, dealt
+// from its parent context (a flop's turn cards, and below each the river cards), where a chance node's
+// children lead. For each card, every chance node gathers each player's reach into the card's hands
+// and walks its child (the next street's tree, down to its own chance nodes); the children's values
+// are added back, times the chance weight (1 / the cards that can come given both hands) (`Deal`).
+// Cards whose suits are interchangeable (`rep`, `pull`: jaxcfr.poker.subgame.isomorphism) are solved
+// once per class: card k's values for hand h are its class's first card's for the hand pull[k][h]. The
+// spot's own deal's cards go to a pool of threads; the sums run in the cards' order, so any count of
+// threads gives the same numbers.
 //
 // Terminal values for player p against the opponent's reach r over its hands (c1, c2 a hand's cards):
 //   fold      +-amount * (sum r - card[c1] - card[c2] + r(the same hand)), card[c] the sum of r over
@@ -67,7 +69,7 @@ template <typename T>
 struct Side {  // one player's hands in one context: those of its range, by increasing strength
   int n = 0;
   std::vector<int> index;        // position in the union
-  std::vector<int> top;          // position in context 0's side of the same player
+  std::vector<int> top;          // position in the side of the context it is dealt from
   std::vector<int> c1, c2;       // cards
   std::vector<int> strength;
   std::vector<int> same;         // the opponent's position of the same hand, or -1
@@ -184,8 +186,8 @@ struct Spot {  // the caller's arrays
   const int32_t *first, *count, *context;
   const double* amount;  // fold: what the folder loses; showdown: what the loser loses; chance: its weight
   int hands, contexts;
-  const int32_t *cards, *strength, *dealt, *rep, *pull;
-  const double* weights;
+  const int32_t *cards, *strength, *parent, *dealt, *rep, *pull;
+  const double *chance, *weights;
 };
 
 template <typename T>
@@ -193,75 +195,51 @@ class Solver {
  public:
   Solver(const Spot& spot, const Rule& rule, int threads)
       : spot_(spot), rule_(rule), threads_(std::max(threads, 1)) {
-    int hands = spot.hands;
-    side_.resize(spot.contexts);
-    for (int k = 0; k < spot.contexts; ++k) {
-      const int32_t* strength = spot.strength + static_cast<size_t>(k) * hands;
-      std::vector<int> by_strength(hands);  // each side keeps its hands in order of strength
-      for (int h = 0; h < hands; ++h) by_strength[h] = h;
-      std::stable_sort(by_strength.begin(), by_strength.end(),
-                       [strength](int a, int b) { return strength[a] < strength[b]; });
-      int card = spot.dealt[k];
-      for (int p = 0; p < 2; ++p) {
-        Side<T>& side = side_[k][p];
-        for (int h : by_strength) {
-          int c1 = spot.cards[2 * h], c2 = spot.cards[2 * h + 1];
-          if (spot.weights[p * hands + h] > 0 && c1 != card && c2 != card) {
-            side.index.push_back(h);
-            side.c1.push_back(c1);
-            side.c2.push_back(c2);
-            side.strength.push_back(strength[h]);
-            side.weight.push_back(static_cast<T>(spot.weights[p * hands + h]));
-          }
-        }
-        side.n = static_cast<int>(side.index.size());
+    int contexts = spot.contexts;
+    // The contexts a walk enters: the spot's board, and below a live context each card solved (the
+    // first of its class); the others are only mapped (`back_`).
+    live_.assign(contexts, false);
+    children_.resize(contexts);
+    solved_.resize(contexts);
+    mates_.resize(contexts);
+    side_.resize(contexts);
+    live_[0] = true;
+    std::vector<int> where(spot.hands);
+    for (int k = 0; k < contexts; ++k) {
+      int up = spot.parent[k];
+      if (k > 0 && (up < 0 || !live_[up])) continue;
+      if (k > 0) {
+        children_[up].push_back(k);
+        if (spot.rep[k] != k) continue;
+        solved_[up].push_back(k);
+        live_[k] = true;
       }
-    }
-    std::vector<int> where(hands);
-    for (int k = 0; k < spot.contexts; ++k) {
+      for (int p = 0; p < 2; ++p) MakeSide(k, p);
       for (int p = 0; p < 2; ++p) {
         Side<T>& side = side_[k][p];
         Locate(side_[k][1 - p], &where);
         side.same.resize(side.n);
         for (int i = 0; i < side.n; ++i) side.same[i] = where[side.index[i]];
-        Locate(side_[0][p], &where);
-        side.top.resize(side.n);
-        for (int i = 0; i < side.n; ++i) side.top[i] = where[side.index[i]];
       }
     }
-    for (int k = 0; k < spot.contexts; ++k) {
-      for (int p = 0; p < 2; ++p) {
-        Side<T>& own = side_[k][p];
-        const Side<T>& other = side_[k][1 - p];
-        int weaker = 0, not_stronger = 0;
-        for (int i = 0; i < own.n;) {
-          int end = i;
-          while (end < own.n && own.strength[end] == own.strength[i]) ++end;
-          while (weaker < other.n && other.strength[weaker] < own.strength[i]) ++weaker;
-          not_stronger = std::max(not_stronger, weaker);
-          while (not_stronger < other.n && other.strength[not_stronger] <= own.strength[i]) ++not_stronger;
-          own.groups.push_back({i, end, weaker, not_stronger});
-          i = end;
-        }
-      }
-    }
-    // Per dealt card and player: for each hand of context 0, its value's position in the solved card's
-    // side (that side's size where the card blocks the hand: `Dealt` keeps a 0 there).
-    mates_.resize(spot.contexts);
-    back_.resize(spot.contexts);
-    for (int k = 1; k < spot.contexts; ++k) {
-      int r = spot.rep[k];
-      mates_[r].push_back(k);
-      for (int p = 0; p < 2; ++p) {
-        Locate(side_[r][p], &where);
-        const Side<T>& top = side_[0][p];
-        std::vector<int>& back = back_[k][p];
-        back.assign(top.n, side_[r][p].n);
-        const int32_t* pull = spot.pull + static_cast<size_t>(k) * hands;
-        for (int i = 0; i < top.n; ++i) {
-          int h = top.index[i];
-          int c1 = spot.cards[2 * h], c2 = spot.cards[2 * h + 1];
-          if (c1 != spot.dealt[k] && c2 != spot.dealt[k]) back[i] = where[pull[h]];
+    // Per card of a live context's deal and player: for each hand of the context, its value's position
+    // in the solved card's side (that side's size where the card blocks the hand: `Deal` keeps a 0
+    // there).
+    back_.resize(contexts);
+    for (int up = 0; up < contexts; ++up) {
+      for (int k : children_[up]) {
+        int r = spot.rep[k];
+        mates_[r].push_back(k);
+        const int32_t* pull = spot.pull + static_cast<size_t>(k) * spot.hands;
+        for (int p = 0; p < 2; ++p) {
+          Locate(side_[r][p], &where);
+          const Side<T>& above = side_[up][p];
+          std::vector<int>& back = back_[k][p];
+          back.assign(above.n, side_[r][p].n);
+          for (int i = 0; i < above.n; ++i) {
+            int h = above.index[i];
+            if (above.c1[i] != spot.dealt[k] && above.c2[i] != spot.dealt[k]) back[i] = where[pull[h]];
+          }
         }
       }
     }
@@ -272,48 +250,22 @@ class Solver {
     Allocate(0);
     regret_.assign(size_, T(0));
     average_.assign(size_, T(0));
-    int widest = 0;
+    widest_ = 0;
     most_ = 0;
-    for (int v = 0; v < spot.nodes; ++v) widest = std::max(widest, static_cast<int>(spot.count[v]));
-    for (int k = 0; k < spot.contexts; ++k) most_ = std::max({most_, side_[k][0].n, side_[k][1].n});
-    // Plans: the spot's own tree down to its chance nodes (a river spot's whole tree), and the river
-    // tree below each chance node for each card solved; each walks level by level (`River`).
-    auto need = [&](const Plan& plan) {  // a walk's vectors: per node reaches and values, per decision
-      size_t hands = std::max(side_[plan.context][0].n, side_[plan.context][1].n);  // its strategy, and
-      size_t batch = 4 * (hands + 1) * kBatch + 53 * kBatch + hands + 64;      // a batch
-      return plan.node.size() * 4 * hands + plan.decisions * widest * hands + batch;
-    };
-    plan_of_.assign(spot.nodes, -1);
-    plans_.push_back(MakePlan(0));
-    plan_of_[0] = 0;
-    for (size_t u = 0; u < plans_[0].node.size(); ++u)
-      if (spot.kind[plans_[0].node[u]] == kChance) chances_.push_back(static_cast<int>(u));
-    for (int k = 1; k < spot.contexts; ++k)
-      if (spot.rep[k] == k) solved_.push_back(k);
-    size_t river_need = 0, pointers = 0;
-    for (int u : chances_) {
-      int v = plans_[0].node[u];
-      std::vector<int>& child = child_of_.emplace_back(spot.contexts, -1);
-      for (int a = 0; a < spot.count[v]; ++a) {
-        int c = spot.first[v] + a, k = spot.context[c];
-        child[k] = c;
-        if (spot.kind[c] != kDecision || spot.rep[k] != k) continue;
-        plan_of_[c] = static_cast<int>(plans_.size());
-        plans_.push_back(MakePlan(c));
-        river_need = std::max(river_need, need(plans_.back()));
-        pointers = std::max(pointers, plans_.back().node.size());
-      }
-    }
-    // A thread's arena: the spot's own walk (the caller's thread), a card's gathered reaches at every
-    // chance node and one river walk.
-    size_t batch = 4 * (most_ + 1) * kBatch + 53 * kBatch + most_ + 64;  // a card's dealt showdowns'
-    arena_size_ = need(plans_[0]) + chances_.size() * 2 * most_ + std::max(river_need, batch) + 64;
-    dealt_.assign(chances_.size() * spot.contexts * 2 * static_cast<size_t>(most_ + 1), T(0));
+    for (int v = 0; v < spot.nodes; ++v) widest_ = std::max(widest_, static_cast<int>(spot.count[v]));
+    for (int k = 0; k < contexts; ++k)
+      if (live_[k]) most_ = std::max({most_, side_[k][0].n, side_[k][1].n});
+    // Plans: the spot's own tree down to its chance nodes (a river spot's whole tree), and below each
+    // chance node, for each card solved, the next street's tree down to its own chance nodes, and so
+    // on; each walks level by level (`River`).
+    AddPlan({0});
+    arena_size_ = Need(0, true) + 4 * (static_cast<size_t>(most_) + 1) * 4 + 64;  // and `Equity`'s
+    dealt_.assign(plans_[0].chances.size() * solved_[0].size() * 2 * static_cast<size_t>(most_ + 1), T(0));
     pool_ = std::make_unique<Pool>(threads_ - 1);
     scratch_.resize(threads_);
     for (Scratch<T>& scratch : scratch_) {
       scratch.data.assign(arena_size_, T(0));
-      scratch.pointers.assign(4 * (plans_[0].node.size() + pointers), nullptr);
+      scratch.pointers.assign(PointerNeed(0), nullptr);
     }
     Scratch<T>& s = scratch_[0];
     T* mass = s.Take(side_[0][0].n);  // the deals' total weight, once: the ranges do not change
@@ -323,6 +275,7 @@ class Solver {
   }
 
   int hands(int p) const { return side_[0][p].n; }
+  int widest() const { return widest_; }
   // The numbers the solve holds: regrets and averages, the chance nodes' values per card, the threads'
   // arenas.
   size_t held() const { return 2 * size_ + dealt_.size() + scratch_.size() * arena_size_; }
@@ -344,7 +297,9 @@ class Solver {
       Scratch<T>& s = scratch_[0];
       s.top = 0;
       T* out = s.Take(side_[0][p].n);
-      River(s, plans_[0], p, side_[0][p].weight.data(), side_[0][1 - p].weight.data(), out, p == 0, keep);
+      const T* own = side_[0][p].weight.data();
+      const T* other = side_[0][1 - p].weight.data();
+      River(s, plans_[0], p, &own, &other, &out, p == 0, keep);
     }
   }
 
@@ -356,7 +311,9 @@ class Solver {
       s.top = 0;
       T* average = s.Take(side_[0][p].n);
       T* best = s.Take(side_[0][p].n);
-      River(s, plans_[0], p, nullptr, side_[0][1 - p].weight.data(), average, false, T(0), best);
+      const T* own = nullptr;
+      const T* other = side_[0][1 - p].weight.data();
+      River(s, plans_[0], p, &own, &other, &average, false, T(0), &best);
       double a = Dot(p, average), b = Dot(p, best);
       values[p] = a / normalizer_;
       conv += (b - a) / normalizer_;
@@ -364,27 +321,42 @@ class Solver {
     return conv;
   }
 
-  // Each player's share of the pot if both checked down (ties split), per deal: on the spot's board
-  // (a river spot), else averaged over the cards to come with weight `deal_weight` each.
-  void Equity(double deal_weight, double* out) {
+  // Each player's share of the pot if both checked down (ties split), per deal: on the spot's board (a
+  // river spot), else averaged over the cards to come.
+  void Equity(double* out) {
     Scratch<T>& s = scratch_[0];
     for (int p = 0; p < 2; ++p) {
       s.top = 0;
       T* total = s.Take(side_[0][p].n);
-      int from = spot_.contexts == 1 ? 0 : 1;
-      std::fill(total, total + side_[0][p].n, T(0));
-      for (int k = from; k < spot_.contexts; ++k) {
-        const Side<T>& side = side_[k][p];
-        int n = side.n;
-        T* share = s.Take(n);  // compatible weight plus win minus lose, halved below: win plus half the ties
-        T* difference = s.Take(n);
-        const T* other = side_[k][1 - p].weight.data();
-        Sums(s, k, p, other, share, difference);
-        T weight = static_cast<T>(k == 0 ? 1.0 : deal_weight);
-        for (int i = 0; i < n; ++i) total[side.top[i]] += weight * (share[i] + difference[i]);
-        s.top -= 2 * n;
-      }
+      Share(s, 0, p, total);
       out[p] = Dot(p, total) / 2 / normalizer_;
+    }
+  }
+
+  // Player p's share in context k over its hands there, doubled (win twice plus ties), averaged over
+  // the cards to come: on a river board, the weight of the compatible hands plus win minus lose.
+  void Share(Scratch<T>& s, int k, int p, T* out) {
+    int n = side_[k][p].n;
+    size_t mark = s.top;
+    if (children_[k].empty()) {
+      T* difference = s.Take(n);
+      Sums(s, k, p, side_[k][1 - p].weight.data(), out, difference);
+      for (int i = 0; i < n; ++i) out[i] += difference[i];
+      s.top = mark;
+      return;
+    }
+    std::fill(out, out + n, T(0));
+    for (int r : solved_[k]) {
+      int nr = side_[r][p].n;
+      T* below = s.Take(nr + 1);
+      Share(s, r, p, below);
+      below[nr] = T(0);
+      T weight = static_cast<T>(spot_.chance[r]);
+      for (int mate : mates_[r]) {
+        const int* back = back_[mate][p].data();
+        for (int i = 0; i < n; ++i) out[i] += weight * below[back[i]];
+      }
+      s.top = mark;
     }
   }
 
@@ -408,6 +380,53 @@ class Solver {
   static void Locate(const Side<T>& side, std::vector<int>* where) {
     std::fill(where->begin(), where->end(), -1);
     for (int i = 0; i < side.n; ++i) (*where)[side.index[i]] = i;
+  }
+
+  // Player p's side in context k: the range's hands (context 0), or those of the context it is dealt
+  // from that its card leaves; by strength on k's board, the order before kept among equals. Then,
+  // once both sides are made, their runs of equal strength (`Group`).
+  void MakeSide(int k, int p) {
+    Side<T>& side = side_[k][p];
+    const int32_t* strength = spot_.strength + static_cast<size_t>(k) * spot_.hands;
+    std::vector<int> from;
+    if (k == 0) {
+      for (int h = 0; h < spot_.hands; ++h)
+        if (spot_.weights[p * spot_.hands + h] > 0) from.push_back(h);
+    } else {
+      const Side<T>& above = side_[spot_.parent[k]][p];
+      for (int i = 0; i < above.n; ++i)
+        if (above.c1[i] != spot_.dealt[k] && above.c2[i] != spot_.dealt[k]) from.push_back(above.index[i]);
+    }
+    std::stable_sort(from.begin(), from.end(), [strength](int a, int b) { return strength[a] < strength[b]; });
+    for (int h : from) {
+      side.index.push_back(h);
+      side.c1.push_back(spot_.cards[2 * h]);
+      side.c2.push_back(spot_.cards[2 * h + 1]);
+      side.strength.push_back(strength[h]);
+      side.weight.push_back(static_cast<T>(spot_.weights[p * spot_.hands + h]));
+    }
+    side.n = static_cast<int>(side.index.size());
+    if (k > 0) {
+      std::vector<int> where(spot_.hands);
+      Locate(side_[spot_.parent[k]][p], &where);
+      side.top.resize(side.n);
+      for (int i = 0; i < side.n; ++i) side.top[i] = where[side.index[i]];
+    }
+    if (p == 0) return;
+    for (int q = 0; q < 2; ++q) {
+      Side<T>& own = side_[k][q];
+      const Side<T>& other = side_[k][1 - q];
+      int weaker = 0, not_stronger = 0;
+      for (int i = 0; i < own.n;) {
+        int end = i;
+        while (end < own.n && own.strength[end] == own.strength[i]) ++end;
+        while (weaker < other.n && other.strength[weaker] < own.strength[i]) ++weaker;
+        not_stronger = std::max(not_stronger, weaker);
+        while (not_stronger < other.n && other.strength[not_stronger] <= own.strength[i]) ++not_stronger;
+        own.groups.push_back({i, end, weaker, not_stronger});
+        i = end;
+      }
+    }
   }
 
   void Allocate(int v) {
@@ -459,11 +478,23 @@ class Solver {
     for (int i = 0; i < n; ++i) total[i] = part(x[i]);
     for (int a = 1; a < actions; ++a)
       for (int i = 0; i < n; ++i) total[i] += part(x[a * n + i]);
+    using V = typename Lanes<T>::V;
+    constexpr int W = sizeof(V) / sizeof(T);
     T uniform = T(1) / actions;
+    V zero = {}, one = zero + T(1), even = zero + uniform;
     for (int a = 0; a < actions; ++a) {
       const T* row = x + a * n;
       T* out = into + a * n;
-      for (int i = 0; i < n; ++i) out[i] = total[i] > 0 ? part(row[i]) / total[i] : uniform;
+      int i = 0;
+      for (; i + W <= n; i += W) {  // in vectors: a division the compiler would not move out of its branch
+        V t, r;
+        std::memcpy(&t, total + i, sizeof(V));
+        std::memcpy(&r, row + i, sizeof(V));
+        if (positive) r = r > zero ? r : zero;
+        V q = t > zero ? r / (t > zero ? t : one) : even;
+        std::memcpy(out + i, &q, sizeof(V));
+      }
+      for (; i < n; ++i) out[i] = total[i] > 0 ? part(row[i]) / total[i] : uniform;
     }
     s.top = mark;
   }
@@ -475,32 +506,88 @@ class Solver {
     return any != 0;
   }
 
-  // Gathers player q's context-0 vector x into card k's hands.
+  // Gathers player q's vector x over the hands of the context card k is dealt from into k's hands.
   void Gather(int k, int q, const T* x, T* out) const {
     const Side<T>& side = side_[k][q];
     for (int i = 0; i < side.n; ++i) out[i] = x[side.top[i]];
   }
 
-  // A tree's nodes in breadth-first order from its root (children consecutive), down to its folds,
-  // showdowns and chance nodes: what a walk level by level needs.
+  // A forest's nodes in breadth-first order from its roots (children consecutive), down to its folds,
+  // showdowns and chance nodes: what a walk level by level needs. The spot's own plan has one root, the
+  // spot's; below a plan's chance nodes, for each card solved, a plan has a root for each of them: its
+  // child in the card's context (the next street's tree, an all-in's next deal or its showdown), so
+  // that one walk takes them all and their terminals share batches.
   struct Plan {
     std::vector<int> node;   // the tree's node of each
     std::vector<int> first;  // a decision's first child, in this order
-    int decisions = 0, context = 0;
+    int decisions = 0, context = 0, roots = 1;
+    std::vector<int> chances;  // the positions of its chance nodes
+    std::vector<int> sub;      // per card solved of their deal (`solved_[context]`): the plan below
   };
 
-  Plan MakePlan(int root) const {
+  Plan MakePlan(const std::vector<int>& roots) const {
     Plan plan;
-    plan.context = spot_.context[root];
-    plan.node.push_back(root);
+    plan.context = spot_.context[roots[0]];
+    plan.node = roots;
+    plan.roots = static_cast<int>(roots.size());
     for (size_t u = 0; u < plan.node.size(); ++u) {
       int v = plan.node[u];
       plan.first.push_back(static_cast<int>(plan.node.size()));
+      if (spot_.kind[v] == kChance) plan.chances.push_back(static_cast<int>(u));
       if (spot_.kind[v] != kDecision) continue;
       ++plan.decisions;
       for (int a = 0; a < spot_.count[v]; ++a) plan.node.push_back(spot_.first[v] + a);
     }
     return plan;
+  }
+
+  // Adds the plan from `roots` and those below its chance nodes; returns its index in `plans_`.
+  int AddPlan(const std::vector<int>& roots) {
+    int at = static_cast<int>(plans_.size());
+    plans_.push_back(MakePlan(roots));
+    const std::vector<int> chances = plans_[at].chances, nodes = plans_[at].node;
+    if (chances.empty()) return at;
+    const std::vector<int>& solved = solved_[plans_[at].context];
+    std::vector<std::vector<int>> below(solved.size(), std::vector<int>(chances.size(), -1));
+    for (size_t c = 0; c < chances.size(); ++c) {
+      int v = nodes[chances[c]];
+      for (int a = 0; a < spot_.count[v]; ++a) {
+        int n = spot_.first[v] + a, k = spot_.context[n];
+        if (live_[k]) below[Solved(k)][c] = n;
+      }
+    }
+    std::vector<int> sub;
+    for (const std::vector<int>& next : below) sub.push_back(AddPlan(next));
+    plans_[at].sub = std::move(sub);
+    return at;
+  }
+
+  // Card k's position among its deal's cards solved.
+  int Solved(int k) const {
+    const std::vector<int>& solved = solved_[spot_.parent[k]];
+    return static_cast<int>(std::lower_bound(solved.begin(), solved.end(), k) - solved.begin());
+  }
+
+  // The arena a walk of plan `at` takes at most, the plans below it included (the spot's own plan's
+  // cards' values are kept apart, in `dealt_`).
+  size_t Need(int at, bool top) const {
+    const Plan& plan = plans_[at];
+    auto batch = [](size_t hands) { return 4 * (hands + 1) * kBatch + 53 * kBatch + hands + 64; };
+    size_t hands = std::max(side_[plan.context][0].n, side_[plan.context][1].n);
+    size_t walk = plan.node.size() * 4 * hands + plan.decisions * widest_ * hands + hands + batch(hands);
+    if (plan.chances.empty()) return walk;
+    size_t chances = plan.chances.size(), stride = static_cast<size_t>(most_) + 1;
+    size_t deal = (top ? 0 : chances * 2 * stride) + chances * 2 * stride;
+    size_t below = 0;
+    for (int sub : plan.sub) below = std::max(below, Need(sub, false));
+    return walk + deal + below;
+  }
+
+  // The pointers a walk of plan `at` takes at most (`River`'s), the plans below it included.
+  size_t PointerNeed(int at) const {
+    size_t below = 0;
+    for (int sub : plans_[at].sub) below = std::max(below, PointerNeed(sub));
+    return 5 * plans_[at].node.size() + 4 * plans_[at].chances.size() + below;
   }
 
   // One half's work on a plan (the spot's own tree down to its chance nodes, or a river tree), level by
@@ -509,9 +596,9 @@ class Solver {
   // same numbers as a walk node by node: each node's strategy comes from its regrets before this
   // half's update, which touches no other node's. With `best` (an evaluation, `NashConv`'s): the
   // average strategy's values into `out` and the best response's into `best`, nothing updated.
-  void River(Scratch<T>& s, const Plan& plan, int p, const T* own, const T* other, T* out, bool first,
-             T keep, T* best = nullptr) {
-    int k = plan.context, nodes = static_cast<int>(plan.node.size());
+  void River(Scratch<T>& s, const Plan& plan, int p, const T* const* own, const T* const* other, T* const* out,
+             bool first, T keep, T* const* best = nullptr) {
+    int k = plan.context, nodes = static_cast<int>(plan.node.size()), roots = plan.roots;
     int np = side_[k][p].n, no = side_[k][1 - p].n;
     size_t mark = s.top;
     bool evaluate = best != nullptr;
@@ -520,13 +607,15 @@ class Solver {
     const T** reach_other = s.TakePointers(nodes);
     T** values = const_cast<T**>(s.TakePointers(nodes));
     T** bests = const_cast<T**>(s.TakePointers(nodes));
-    std::vector<T*> strategy(nodes, nullptr);
-    reach_own[0] = own;
-    reach_other[0] = other;
+    T** strategy = const_cast<T**>(s.TakePointers(nodes));
+    for (int u = 0; u < roots; ++u) {
+      reach_own[u] = own[u];
+      reach_other[u] = other[u];
+    }
     for (int u = 0; u < nodes; ++u) {
       int v = plan.node[u];
-      values[u] = u == 0 ? out : s.Take(np);
-      if (evaluate) bests[u] = u == 0 ? best : s.Take(np);
+      values[u] = u < roots ? out[u] : s.Take(np);
+      if (evaluate) bests[u] = u < roots ? best[u] : s.Take(np);
       if (spot_.kind[v] != kDecision) continue;
       int actor = spot_.player[v], actions = spot_.count[v], n = side_[k][actor].n;
       T* st = strategy[u] = s.Take(actions * n);
@@ -592,8 +681,7 @@ class Solver {
         if (kind == kFold || kind == kShowdown) std::copy(values[u], values[u] + np, bests[u]);
       }
     }
-    if (&plan == &plans_[0] && !chances_.empty())
-      DealAll(p, reach_own, reach_other, values, evaluate ? bests : nullptr, first, keep);
+    if (!plan.chances.empty()) Deal(s, plan, p, reach_own, reach_other, values, evaluate ? bests : nullptr, first, keep);
     auto [pos, neg, scale] = discount_;
     for (int u = nodes - 1; u >= 0; --u) {
       int v = plan.node[u];
@@ -651,86 +739,93 @@ class Solver {
     s.pointers_top = pointers_mark;
   }
 
-  // The chance nodes of the spot's own plan (`chances_`), whose reaches and values are at their plan
-  // positions: for every card solved, on the pool's threads as they come free, each chance node's
-  // river tree (`River`) or dealt showdown (an all-in's, in batches) in the card's context, the values
-  // kept per node and card; then their sums over the cards (every card of a class, the chance weight)
-  // in the cards' order, split by hands: the same numbers whatever the threads. With `bests`, an
-  // evaluation's (`River`'s).
-  void DealAll(int p, const T* const* reach_own, const T* const* reach_other, T* const* values,
-               T* const* bests, bool first, T keep) {
-    bool evaluate = bests != nullptr;
+  // The chance nodes of `plan` (`Plan::chances`), whose reaches and values are at their plan positions:
+  // for every card solved, the chance nodes' children in the card's context, walked together (`River`
+  // on the plan below: the next street's trees, whose own chance nodes deal on, an all-in's next deal
+  // or its showdown); their values summed over the cards (every card of a class, the chance weight) in
+  // the cards' order. The spot's own plan spreads its cards over the pool's threads as they come free,
+  // keeps each card's values and splits the sums by hands (the same numbers whatever the threads); a
+  // plan below it deals on the thread that walks it, adding each card's values as they come. With
+  // `bests`, an evaluation's (`River`'s).
+  void Deal(Scratch<T>& s, const Plan& plan, int p, const T* const* reach_own, const T* const* reach_other,
+            T* const* values, T* const* bests, bool first, T keep) {
+    bool evaluate = bests != nullptr, top = &plan == &plans_[0];
+    int up = plan.context;
+    const std::vector<int>& solved = solved_[up];
+    size_t chances = plan.chances.size(), stride = static_cast<size_t>(most_) + 1, mark = s.top;
+    size_t kept = top ? solved.size() : 1;  // the cards whose values are kept at once
+    T* store = top ? dealt_.data() : s.Take(chances * 2 * stride);
+    auto dealt = [&](size_t c, size_t m, int x) { return store + ((c * kept + m % kept) * 2 + x) * stride; };
+    auto card = [&](Scratch<T>& s, size_t m) {  // card m of `solved`: its children's values
+      size_t mark = s.top, pointers_mark = s.pointers_top;
+      int k = solved[m], nk = side_[k][p].n, ok = side_[k][1 - p].n;
+      const T** own = s.TakePointers(chances);
+      const T** other = s.TakePointers(chances);
+      T** into = const_cast<T**>(s.TakePointers(chances));
+      T** most = const_cast<T**>(s.TakePointers(chances));
+      for (size_t c = 0; c < chances; ++c) {
+        int u = plan.chances[c];
+        T* gathered = s.Take(ok);
+        Gather(k, 1 - p, reach_other[u], gathered);
+        other[c] = gathered;
+        own[c] = nullptr;
+        if (first) {
+          gathered = s.Take(nk);
+          Gather(k, p, reach_own[u], gathered);
+          own[c] = gathered;
+        }
+        into[c] = dealt(c, m, 0);
+        most[c] = dealt(c, m, 1);
+      }
+      River(s, plans_[plan.sub[m]], p, own, other, into, first, keep, evaluate ? most : nullptr);
+      for (size_t c = 0; c < chances; ++c)
+        dealt(c, m, 0)[nk] = dealt(c, m, 1)[nk] = T(0);  // what a hand the card blocks adds (`back_`)
+      s.top = mark;
+      s.pointers_top = pointers_mark;
+    };
+    // The chance nodes' values over hands [from, to): cleared (`what` 0), card m's added (1), times
+    // the chance weight (2).
+    auto sum = [&](int what, size_t m, int from, int to) {
+      for (size_t c = 0; c < chances; ++c) {
+        int u = plan.chances[c];
+        T weight = static_cast<T>(spot_.amount[plan.node[u]]);
+        for (int x = 0; x < 1 + evaluate; ++x) {
+          T* out = x == 0 ? values[u] : bests[u];
+          if (what == 0) std::fill(out + from, out + to, T(0));
+          if (what == 2)
+            for (int i = from; i < to; ++i) out[i] *= weight;
+          if (what != 1) continue;
+          const T* values = dealt(c, m, x);
+          for (int mate : mates_[solved[m]]) {
+            const int* back = back_[mate][p].data();
+            for (int i = from; i < to; ++i) out[i] += values[back[i]];
+          }
+        }
+      }
+    };
+    int np = side_[up][p].n;
+    if (!top) {  // each card's values added as they come: the cards' order all the same
+      sum(0, 0, 0, np);
+      for (size_t m = 0; m < solved.size(); ++m) {
+        card(s, m);
+        sum(1, m, 0, np);
+      }
+      sum(2, 0, 0, np);
+      s.top = mark;
+      return;
+    }
     std::atomic<size_t> next{0};
     pool_->Run([&](int part) {
-      Scratch<T>& s = scratch_[part];
-      size_t mark = s.top;
-      for (size_t m; (m = next.fetch_add(1)) < solved_.size();) {
-        int k = solved_[m], nk = side_[k][p].n, ok = side_[k][1 - p].n;
-        Lane lanes[kBatch];
-        int live = 0;
-        for (size_t c = 0; c < chances_.size(); ++c) {
-          int u = chances_[c], child = child_of_[c][k];
-          T* into = Dealt(c, k, 0);
-          T* other = s.Take(ok);
-          Gather(k, 1 - p, reach_other[u], other);
-          if (spot_.kind[child] == kDecision) {
-            T* own = nullptr;
-            if (first) {
-              own = s.Take(nk);
-              Gather(k, p, reach_own[u], own);
-            }
-            River(s, plans_[plan_of_[child]], p, own, other, into, first, keep, evaluate ? Dealt(c, k, 1) : nullptr);
-            continue;
-          }
-          if (!Reached(other, ok)) {
-            std::fill(into, into + nk, T(0));
-            continue;
-          }
-          lanes[live] = Lane{other};
-          lanes[live].into[1] = into;
-          lanes[live].amount[1] = static_cast<T>(spot_.amount[child]);
-          if (++live == kBatch) {
-            Batch(s, k, p, live, lanes);
-            live = 0;
-          }
-        }
-        if (live > 0) Batch(s, k, p, live, lanes);
-        for (size_t c = 0; c < chances_.size(); ++c) {
-          if (evaluate && spot_.kind[child_of_[c][k]] != kDecision)
-            std::copy(Dealt(c, k, 0), Dealt(c, k, 0) + nk, Dealt(c, k, 1));
-          Dealt(c, k, 0)[nk] = Dealt(c, k, 1)[nk] = T(0);  // what a hand the card blocks adds (`back_`)
-        }
-        s.top = mark;
-      }
+      for (size_t m; (m = next.fetch_add(1)) < solved.size();) card(scratch_[part], m);
     });
-    int np = side_[0][p].n, parts = pool_->size();
+    int parts = pool_->size();
     pool_->Run([&](int part) {
       int from = static_cast<int>(static_cast<int64_t>(np) * part / parts);
       int to = static_cast<int>(static_cast<int64_t>(np) * (part + 1) / parts);
-      for (size_t c = 0; c < chances_.size(); ++c) {
-        int u = chances_[c];
-        T weight = static_cast<T>(spot_.amount[plans_[0].node[u]]);
-        for (int x = 0; x < 1 + evaluate; ++x) {
-          T* out = x == 0 ? values[u] : bests[u];
-          std::fill(out + from, out + to, T(0));
-          for (int k : solved_) {
-            const T* dealt = Dealt(c, k, x);
-            for (int mate : mates_[k]) {
-              const int* back = back_[mate][p].data();
-              for (int i = from; i < to; ++i)
-                out[i] += dealt[back[i]];
-            }
-          }
-          for (int i = from; i < to; ++i) out[i] *= weight;
-        }
-      }
+      sum(0, 0, from, to);
+      for (size_t m = 0; m < solved.size(); ++m) sum(1, m, from, to);
+      sum(2, 0, from, to);
     });
-  }
-
-  // Chance node c's (of `chances_`) values for card k: x 0 under the strategy (or the average), 1 the
-  // best response's.
-  T* Dealt(size_t c, int k, int x) {
-    return dealt_.data() + ((c * spot_.contexts + k) * 2 + x) * static_cast<size_t>(most_ + 1);
   }
 
   // One lane of a batch: the opponent's reach, and what it gives (into[0] a fold's values, into[1] a
@@ -895,15 +990,15 @@ class Solver {
   std::vector<size_t> offset_;
   size_t size_ = 0, arena_size_ = 0;
   std::vector<Plan> plans_;
-  std::vector<int> plan_of_;  // per node: its plan, where it is a river tree's root; else -1
   std::vector<T> regret_, average_;
   std::vector<Scratch<T>> scratch_;  // one per thread of the pool
   std::unique_ptr<Pool> pool_;
-  std::vector<int> chances_;                 // the spot's own plan's chance nodes (plan positions)
-  std::vector<std::vector<int>> child_of_;   // per chance node of `chances_` and card: its child
-  std::vector<int> solved_;                  // the cards solved (each class's first)
+  std::vector<bool> live_;                   // per context: whether a walk enters it (`Solver`)
+  std::vector<std::vector<int>> children_;   // per live context: the contexts its deal leads to
+  std::vector<std::vector<int>> solved_;     // per live context: those of its children solved
   std::vector<T> dealt_;                     // per chance node and card: values (`Dealt`)
   int most_ = 0;                             // the most hands a side has
+  int widest_ = 0;                           // the most children a node has
   double normalizer_ = 0;
   struct {
     T pos, neg, scale;
@@ -912,14 +1007,14 @@ class Solver {
 
 template <typename T>
 int Solve(const Spot& spot, const double* rule, int threads, int max_iterations, int eval_every,
-          double target, double deal_weight, double* curve, int32_t* checks, double* values,
-          double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, double* root,
-          int64_t* held) {
+          double target, double* curve, int32_t* checks, double* values, double* nash_conv,
+          int32_t* iterations, double* check_seconds, double* equity, int kept, const int32_t* kept_nodes,
+          double* averages, int64_t* held) {
   Rule r{rule[0], rule[0] != 0, rule[1] != 0, rule[2] != 0, rule[3], rule[4], rule[5], rule[6]};
   Solver<T> solver(spot, r, threads);
   if (solver.hands(0) == 0 || solver.hands(1) == 0 || !(solver.normalizer() > 0)) return 1;
   *held = static_cast<int64_t>(solver.held());
-  solver.Equity(deal_weight, equity);
+  solver.Equity(equity);
   int done = 0, made = 0;
   double spent = 0, conv = 0;
   while (done < max_iterations) {
@@ -937,7 +1032,8 @@ int Solve(const Spot& spot, const double* rule, int threads, int max_iterations,
   *nash_conv = conv;
   *iterations = done;
   *check_seconds = spent;
-  if (root != nullptr) solver.Average(0, root);
+  for (int i = 0; i < kept; ++i)
+    solver.Average(kept_nodes[i], averages + static_cast<size_t>(i) * solver.widest() * spot.hands);
   return 0;
 }
 
@@ -947,25 +1043,29 @@ extern "C" {
 
 // Returns 0, or 1 where no pair of the two ranges' hands is without a card in common.
 // Tree [nodes]: kind, player (actor or folder), first child, children, context, amount. Hands [hands]:
-// cards [hands, 2]; per context [contexts, hands] strength; dealt [contexts] the card dealt (-1 for
-// context 0); rep [contexts] the card solved for each (itself where it is solved); pull [contexts,
-// hands] the hand whose values a card's hand takes from its solved card; weights [2, hands].
-// rule: (instant power or 0, clip, discount, alpha, beta, offset, averaging power). curve:
-// [ceil(max_iterations / eval_every), 2] (iteration, exploitability) per check; equity: [2] the
-// check-down shares (deal_weight: a card's chance); root: [A, hands] the root's average strategy, or
-// null; held: the numbers of type T the solve held (its state and working arrays).
-#define JAXCFR_SPOT_SOLVE(name, T)                                                                             \
-  int name(int nodes, const int8_t* kind, const int8_t* player, const int32_t* first, const int32_t* count,    \
-           const int32_t* context, const double* amount, int hands, int contexts, const int32_t* cards,       \
-           const int32_t* strength, const int32_t* dealt, const int32_t* rep, const int32_t* pull,            \
-           const double* weights, const double* rule, int threads, int max_iterations, int eval_every,        \
-           double target, double deal_weight, double* curve, int32_t* checks, double* values,                 \
-           double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, double* root,       \
-           int64_t* held) {                                                                              \
-    Spot spot{nodes, kind, player, first, count, context, amount, hands, contexts, cards, strength, dealt,      \
-              rep, pull, weights};                                                                             \
-    return Solve<T>(spot, rule, threads, max_iterations, eval_every, target, deal_weight, curve, checks,       \
-                    values, nash_conv, iterations, check_seconds, equity, root, held);                         \
+// cards [hands, 2]. Per context [contexts]: strength [contexts, hands] on its board (river boards; any
+// constant elsewhere); parent, the context it is dealt from (-1 for context 0 and contexts no node
+// has); dealt, the card it deals (-1 for context 0); rep, the context solved for it (itself where it
+// is solved; a context of the same parent); pull [contexts, hands], the hand whose values a hand takes
+// from its solved context; chance, its deal's probability. weights [2, hands]. rule: (instant power
+// or 0, clip, discount, alpha, beta, offset, averaging power). curve: [ceil(max_iterations /
+// eval_every), 2] (iteration, exploitability) per check; equity: [2] the check-down shares; averages:
+// [kept, the most children a node has, hands] the average strategy at each of the decision nodes
+// kept_nodes (nodes that keep state: of context 0, or below cards solved), rows past a node's
+// actions left as they were; held: the numbers of type T the solve held (its state and working
+// arrays).
+#define JAXCFR_SPOT_SOLVE(name, T)                                                                              \
+  int name(int nodes, const int8_t* kind, const int8_t* player, const int32_t* first, const int32_t* count,     \
+           const int32_t* context, const double* amount, int hands, int contexts, const int32_t* cards,         \
+           const int32_t* strength, const int32_t* parent, const int32_t* dealt, const int32_t* rep,            \
+           const int32_t* pull, const double* chance, const double* weights, const double* rule, int threads,   \
+           int max_iterations, int eval_every, double target, double* curve, int32_t* checks, double* values,   \
+           double* nash_conv, int32_t* iterations, double* check_seconds, double* equity, int kept,             \
+           const int32_t* kept_nodes, double* averages, int64_t* held) {                                        \
+    Spot spot{nodes, kind,     player, first, count, context, amount,  hands,                                   \
+              contexts, cards, strength, parent, dealt, rep, pull, chance, weights};                            \
+    return Solve<T>(spot, rule, threads, max_iterations, eval_every, target, curve, checks, values, nash_conv,  \
+                    iterations, check_seconds, equity, kept, kept_nodes, averages, held);                       \
   }
 
 JAXCFR_SPOT_SOLVE(jaxcfr_spot_solve_f32, float)

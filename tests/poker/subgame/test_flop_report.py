@@ -16,7 +16,7 @@ import pytest
 
 from jaxcfr import cli
 from jaxcfr.poker.rules import cards
-from jaxcfr.poker.subgame import flop_report, flops, grid, solving
+from jaxcfr.poker.subgame import flop_report, flops, grid, native_spot, solving
 
 DECK = cards.Deck(5, 4)
 SPEC = solving.SpotSpec('6d4c2h', 40, 100, ('33+,64,53', '22+,65,54,43'), 'a', 'a', num_ranks=5)
@@ -29,9 +29,21 @@ def report(directory) -> flop_report.Report:
   return flop_report.Report(SPEC, FLOPS, str(directory), **OPTIONS, programs=PROGRAMS)
 
 
+@pytest.mark.parametrize(
+  'native',
+  # The array form (with --compress, or JAXCFR_NO_NATIVE=1) compiles a flop's programs: minutes of the
+  # default suite, so behind `-m slow`; the default path, native on a CPU, runs by default.
+  [True, pytest.param(False, marks=pytest.mark.slow)],
+  ids=['native', 'array form'],
+)
 def test_a_stopped_report_resumes_to_the_same_files_and_its_frequencies_are_the_strategys(
-  tmp_path, monkeypatch
+  tmp_path, monkeypatch, native
 ):
+  """Both ways a flop solves (natively where it can, `JAXCFR_NO_NATIVE=1` the array form)."""
+  if not native:
+    monkeypatch.setenv('JAXCFR_NO_NATIVE', '1')
+  elif not native_spot.usable('dcfr', {}, np.float32):
+    pytest.skip('no C++ compiler: the native solve is not built')
   whole = report(tmp_path / 'whole')
   done = whole.open()
   assert done == {}
@@ -46,9 +58,10 @@ def test_a_stopped_report_resumes_to_the_same_files_and_its_frequencies_are_the_
   done = again.open()
   assert list(done) == [FLOPS[0].board] and again.to_solve(done) == [FLOPS[1]]
   results = []
-  real = solving.solve
+  module = native_spot if native else solving
+  real = module.solve
   monkeypatch.setattr(
-    solving, 'solve', lambda *args, **kwargs: results.append(real(*args, **kwargs)) or results[-1]
+    module, 'solve', lambda *args, **kwargs: results.append(real(*args, **kwargs)) or results[-1]
   )
   for flop in again.to_solve(done):
     done[flop.board] = again.solve(flop)
@@ -57,16 +70,22 @@ def test_a_stopped_report_resumes_to_the_same_files_and_its_frequencies_are_the_
   for name in (*flop_report.FILES, *(f'solved/{f.board}.json' for f in FLOPS)):
     assert (tmp_path / 'whole' / name).read_bytes() == (tmp_path / 'stopped' / name).read_bytes(), name
 
-  # The flop's frequencies: those of its solve's strategy laid out whole (the turn's and river's
-  # decisions too), and at the root those of a loop over the hands.
+  # The flop's frequencies: those of its solve's strategy (the array form's laid out whole, the turn's
+  # and river's decisions too; the native solve's before the turn card), and at the root those of a
+  # loop over the hands.
   record = done[FLOPS[1].board]
   assert results[0].ev == [record['ev']['oop'], record['ev']['ip']]
   # Built apart (its own tree, not the report's shared one), the flop solves to the same numbers.
-  alone = again.spot(FLOPS[1]).build(hands_multiple=flop_report.HANDS_MULTIPLE)
-  assert alone.tree is not results[0].game.tree
-  result = real(alone, target_pct=1.0, eval_every=10, programs=PROGRAMS)
+  spot = again.spot(FLOPS[1])
+  if native:
+    result = real(spot, 'dcfr', target_pct=1.0, eval_every=10, first_street=True)
+    metadata, arrays = native_spot.strategy_arrays(results[0], spot)
+  else:
+    alone = spot.build(hands_multiple=flop_report.HANDS_MULTIPLE)
+    assert alone.tree is not results[0].game.tree
+    result = real(alone, target_pct=1.0, eval_every=10, programs=PROGRAMS)
+    metadata, arrays = solving.strategy_arrays(results[0])
   assert (result.iterations, result.ev) == (record['iterations'], results[0].ev)
-  metadata, arrays = solving.strategy_arrays(results[0])
   for key, path in (('root', None), ('node', 'x')):
     row = grid.find_node(metadata['nodes'], path)
     total, mix, actions, _ = grid.cells(metadata, arrays, row)

@@ -1,4 +1,4 @@
-"""The native river and turn solve (`native_spot`, `spot_solve.cc`) against the array form of the
+"""The native flop, turn and river solve (`native_spot`, `spot_solve.cc`) against the array form of the
 subgame solver, its oracle here (itself held to brute force and OpenSpiel in test_poker_subgame and
 test_poker_oracle): the same algorithm, so the same numbers iteration for iteration where rounding
 cannot tip regret matching (at a regret of exactly zero in exact arithmetic the strategy jumps, so
@@ -132,6 +132,56 @@ def test_merged_river_cards_give_the_plain_solves_numbers(board, iterations, sol
   assert 'isomorphism' not in solving.report(plain)
 
 
+# A flop tree of check or all-in, narrow ranges: the array form's program for it compiles in seconds.
+FLOP_RANGES = ('AA,KK,QQ,AKs,T9s,98s,76s', 'JJ,TT,99,AQs,KQs,J9s,87s')
+FLOP_SIZES = {'bets': 'a', 'raises': 'a'}
+
+
+def flop(board: str, merge: bool, threads: int = 1, iterations: int = 2):
+  spec = solving.SpotSpec(board, 200, 900, FLOP_RANGES, **{**SIZES, **FLOP_SIZES})
+  return native_spot.solve(
+    spec, 'dcfr', target_pct=None, iterations=iterations, eval_every=1, dtype=np.float64, root=True,
+    isomorphism=merge, threads=threads,
+  )  # fmt: skip
+
+
+def test_a_flop_spot_iteration_for_iteration():
+  """A flop spot (two deals: each turn card's trees, and below them each river card's) equals the
+  array form in its first iterations: exploitability, EVs, equities, the root's average."""
+  spec = solving.SpotSpec('Td9d6h', 200, 900, FLOP_RANGES, **{**SIZES, **FLOP_SIZES})
+  ours = flop('Td9d6h', merge=False)
+  theirs = solving.solve(spec, 'dcfr', target_pct=None, iterations=2, eval_every=1, dtype=np.float64)
+  assert ours.iterations == theirs.iterations == 2 and ours.nodes == theirs.game.tree.num_nodes
+  assert exploitabilities(ours)[-1] > 1
+  np.testing.assert_allclose(exploitabilities(ours), exploitabilities(theirs), rtol=1e-12)
+  np.testing.assert_allclose(ours.ev, theirs.ev, rtol=1e-12)
+  np.testing.assert_allclose(ours.equity, theirs.equity, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+  ('board', 'turn', 'river'),
+  [('Td9d6h', 36, (1728, 1429)), ('Td7d2d', 23, (1104, 675))],  # two suits alike, three alike
+)
+def test_a_flops_merged_turn_and_river_cards_give_the_plain_solves_numbers(board, turn, river):
+  """On a flop, suit isomorphism merges the turn cards and, below each turn card solved, the river
+  cards its board leaves interchangeable: the plain solve's numbers per iteration and per hand of
+  the root, on one thread and two; the result says what merged."""
+  plain, merged, threads = flop(board, False), flop(board, True), flop(board, True, threads=2)
+  assert plain.isomorphism is None
+  assert merged.isomorphism == {
+    'street': 'turn',
+    'cards': 49,
+    'solved': turn,
+    'river_cards': river[0],
+    'river_solved': river[1],
+  }
+  assert merged.memory_bytes < plain.memory_bytes
+  for other in (merged, threads):
+    np.testing.assert_allclose(exploitabilities(other), exploitabilities(plain), rtol=1e-12)
+    np.testing.assert_allclose(other.ev, plain.ev, rtol=1e-12)
+    np.testing.assert_allclose(other.root, plain.root, atol=1e-12)
+
+
 def test_a_wrong_suit_map_is_seen(monkeypatch):
   """The comparison above has the power to fail: merged cards whose hands are not relabelled."""
   real = isomorphism.symmetry
@@ -143,6 +193,9 @@ def test_a_wrong_suit_map_is_seen(monkeypatch):
   monkeypatch.setattr(isomorphism, 'symmetry', wrong)
   plain, merged = plain_and_merged('Td9d6hQh', 1)
   assert merged.isomorphism['solved'] == 35
+  assert abs(exploitabilities(merged)[0] - exploitabilities(plain)[0]) > 1e-3
+  plain, merged = flop('Td7d2d', False, iterations=1), flop('Td7d2d', True, iterations=1)
+  assert merged.isomorphism['solved'] == 23
   assert abs(exploitabilities(merged)[0] - exploitabilities(plain)[0]) > 1e-3
 
 
