@@ -245,7 +245,7 @@ def solve(
   exploitability = nash_conv.value / 2
   pot, made = config.pot, checks.value
   per_check = seconds / max(made, 1)
-  held_bytes = holding.value * np.dtype(dtype).itemsize  # state, the cards' values, the threads' arenas
+  held_bytes = holding.value  # state, the cards' values, the threads' arenas, the sides and plans
   return SpotResult(
     algorithm=algorithms.get(algorithm).name,
     iterations=int(done.value),

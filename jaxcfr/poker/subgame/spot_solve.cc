@@ -276,9 +276,19 @@ class Solver {
 
   int hands(int p) const { return side_[0][p].n; }
   int widest() const { return widest_; }
-  // The numbers the solve holds: regrets and averages, the chance nodes' values per card, the threads'
-  // arenas.
-  size_t held() const { return 2 * size_ + dealt_.size() + scratch_.size() * arena_size_; }
+  // The bytes the solve holds: regrets and averages, the chance nodes' values per card, the threads'
+  // arenas, each context's hands and the plans.
+  size_t held() const {
+    size_t bytes = (2 * size_ + dealt_.size() + scratch_.size() * arena_size_) * sizeof(T);
+    for (const std::array<Side<T>, 2>& sides : side_)  // each context's hands
+      for (const Side<T>& side : sides)
+        bytes += side.n * (6 * sizeof(int) + sizeof(T)) + side.groups.size() * sizeof(Group);
+    for (const Plan& plan : plans_)  // the walks' node lists
+      bytes += (plan.node.size() + plan.first.size() + plan.chances.size() + plan.sub.size()) * sizeof(int);
+    for (int k = 0; k < spot_.contexts; ++k)  // the cards' hand maps
+      bytes += (back_[k][0].size() + back_[k][1].size()) * sizeof(int);
+    return bytes;
+  }
 
   // Sum of w0(h) w1(h') over the pairs of hands with no card in common.
   double normalizer() const { return normalizer_; }
@@ -1052,8 +1062,8 @@ extern "C" {
 // eval_every), 2] (iteration, exploitability) per check; equity: [2] the check-down shares; averages:
 // [kept, the most children a node has, hands] the average strategy at each of the decision nodes
 // kept_nodes (nodes that keep state: of context 0, or below cards solved), rows past a node's
-// actions left as they were; held: the numbers of type T the solve held (its state and working
-// arrays).
+// actions left as they were; held: the bytes the solve held (its state, its working arrays and the
+// hands and plans they are walked by).
 #define JAXCFR_SPOT_SOLVE(name, T)                                                                              \
   int name(int nodes, const int8_t* kind, const int8_t* player, const int32_t* first, const int32_t* count,     \
            const int32_t* context, const double* amount, int hands, int contexts, const int32_t* cards,         \
