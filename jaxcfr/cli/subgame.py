@@ -253,9 +253,12 @@ def run(args) -> int:
     arrays = solving.state_arrays(args.algorithm)
     limit = int(args.max_memory * 2**30) or None
     if _natively(args, spec):
-      # The array form's estimate bounds the native solve's memory (each player's own hands).
-      if limit is not None:
-        spec.fit(limit, jnp.dtype(args.dtype), arrays, args.compact, isomorphism=not args.no_isomorphism)
+      _fits_natively(
+        spec, limit, jnp.dtype(args.dtype), solve_threads(args), not args.no_isomorphism,
+        functools.partial(
+          spec.fit, state_arrays=arrays, compact=args.compact, isomorphism=not args.no_isomorphism
+        ),
+      )  # fmt: skip
       result = _solve_natively(args, spec)
       report = solving.report(result, spec)
       _print(result, log)
@@ -317,6 +320,20 @@ def _natively(args, spec) -> bool:
   if spec.config().street not in native_spot.STREETS:
     return False
   return native_spot.usable(args.algorithm, {}, jnp.dtype(args.dtype), args.seconds, args.compress)
+
+
+def _fits_natively(spec, limit, dtype, threads, isomorphism, fit, trees=None) -> None:
+  """`solving.MemoryLimitError` where the native solve of `spec` would hold more than `limit`: `fit`
+  (`SpotSpec.fit` with the other settings) checks the array form's estimate, which is larger and
+  quick; only a spot over it has the native solve's own worked out (`native_spot.check_memory`)."""
+  from jaxcfr.poker.subgame import native_spot, solving  # noqa: PLC0415
+
+  if limit is None:
+    return
+  try:
+    fit(limit, dtype)
+  except solving.MemoryLimitError:
+    native_spot.check_memory(spec, limit, dtype, threads, isomorphism, trees)
 
 
 def _solve_natively(args, spec):
@@ -490,9 +507,10 @@ def _run_spots(args, log) -> int:
       try:
         spec = _spot(line, args)
         if native and spec.config().street in native_spot.STREETS:
-          if limit is not None:  # the array form's estimate, which bounds the native solve's memory
+          if limit is not None:
             _, counts = solving.shared_tree(spec.config(), trees)
-            spec.fit(limit, dtype, arrays, args.compact, counts=counts)
+            fit = functools.partial(spec.fit, state_arrays=arrays, compact=args.compact, counts=counts)
+            _fits_natively(spec, limit, dtype, 1, True, fit, trees)
           queued.append((number, spec, submit(spec)))
           drain(keep=4 * threads)  # a bounded queue: results written as they come
           continue

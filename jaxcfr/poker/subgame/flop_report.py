@@ -96,11 +96,21 @@ class Report:
     import jax.numpy as jnp  # noqa: PLC0415
 
     _, counts = solving.shared_tree(self.spot(self.flops[0]).config(), self.trees)
-    fit = functools.partial(
-      solving.SpotSpec.fit, max_bytes=self.max_bytes, dtype=jnp.dtype(self.dtype),
+    dtype = jnp.dtype(self.dtype)
+    array_fit = functools.partial(
+      solving.SpotSpec.fit, max_bytes=self.max_bytes, dtype=dtype,
       state_arrays=solving.state_arrays(self.algorithm), compact=self.compact, compress=self.compress,
       counts=counts,
     )  # fmt: skip
+
+    def fit(spot, isomorphism=True):
+      try:
+        array_fit(spot, isomorphism=isomorphism)
+      except solving.MemoryLimitError:  # the array form's estimate, larger than a native solve's
+        if not native_spot.usable(self.algorithm, {}, dtype, None, self.compress):
+          raise
+        native_spot.check_memory(spot, self.max_bytes, dtype, self.threads, isomorphism, self.trees)
+
     # The flop with the most hands, every card solved, bounds them all: one check where it fits.
     deck = self.spec.deck()
     weights = [ranges.parse_range(text, deck) for text in self.spec.ranges]  # unchecked: a flop may empty one

@@ -197,22 +197,8 @@ def solve(
   library = _library()
   if settings is None or library is None or np.dtype(dtype) not in SYMBOLS:
     raise ValueError(f'{algorithm} on this spot does not solve natively here (see native_spot.usable)')
-  deck = spec.deck()
-  board = cards.parse_board(spec.board, deck)
   config = spec.config()
-  shape = spot_tree(config, trees)
-  weights = np.stack(
-    [ranges.range_on_board(ranges.parse_range(text, deck), deck, board) for text in spec.ranges]
-  )
-  for name, w in zip(('OOP', 'IP'), weights, strict=True):
-    ranges.check_range(w, f'the {name}')
-  hands = cards.hands(deck, board)
-  held = (weights > 0).any(0)
-  hands, weights = (
-    np.ascontiguousarray(hands[held], np.int32),
-    np.ascontiguousarray(weights[:, held], np.float64),
-  )
-  deal = _deal(config, board, deck, hands, weights, isomorphism)
+  shape, hands, weights, deal = _spot(spec, trees, isomorphism)
   limit = defaults.MAX_ITERATIONS if iterations is None else int(iterations)
   if limit < 1 or eval_every < 1:
     raise ValueError(f'iterations and eval_every must be positive, got {limit} and {eval_every}')
@@ -228,16 +214,12 @@ def solve(
   widest = int(shape.count.max())
   averages = np.zeros((len(kept), widest, len(hands)))
   regret_rule = np.array(settings, np.float64)  # held here: the call reads it by address
-  pointer = lambda x: None if x is None else x.ctypes.data  # noqa: E731
   start = time.perf_counter()
   status = getattr(library, SYMBOLS[np.dtype(dtype)])(
-    len(shape.kind), pointer(shape.kind), pointer(shape.player), pointer(shape.first), pointer(shape.count),
-    pointer(shape.context), pointer(shape.amount), len(hands), len(deal.dealt), pointer(hands),
-    pointer(deal.strength), pointer(deal.parent), pointer(deal.dealt), pointer(deal.rep), pointer(deal.pull),
-    pointer(deal.chance), pointer(weights), pointer(regret_rule), max(1, int(threads)), limit,
-    int(eval_every), float(target), pointer(curve), ctypes.byref(checks), pointer(values),
-    ctypes.byref(nash_conv), ctypes.byref(done), ctypes.byref(check_seconds), pointer(equity), len(kept),
-    pointer(kept), pointer(averages), ctypes.byref(holding),
+    *_spot_arguments(shape, hands, weights, deal), _pointer(regret_rule), max(1, int(threads)), limit,
+    int(eval_every), float(target), _pointer(curve), ctypes.byref(checks), _pointer(values),
+    ctypes.byref(nash_conv), ctypes.byref(done), ctypes.byref(check_seconds), _pointer(equity), len(kept),
+    _pointer(kept), _pointer(averages), ctypes.byref(holding),
   )  # fmt: skip
   seconds = time.perf_counter() - start - check_seconds.value
   if status != 0:
@@ -255,7 +237,7 @@ def solve(
     exploitability_pct=100 * exploitability / pot,
     ev=[float(v + pot / 2) for v in values],
     equity=[float(e) for e in equity],
-    memory_bytes=held_bytes + hands.nbytes + weights.nbytes + deal.strength.nbytes + deal.pull.nbytes,
+    memory_bytes=held_bytes + _arrays_bytes(hands, weights, deal),
     curve=[
       {
         'iteration': int(i),
@@ -277,6 +259,80 @@ def solve(
     upper=averages if first_street else None,
     upper_nodes=shape.upper if first_street else (),
   )
+
+
+def estimated_bytes(spec, dtype=np.float32, threads: int = 1, isomorphism: bool = True, trees=None) -> int:
+  """The memory the native solve of `spec` with these settings holds (`SpotResult.memory_bytes`),
+  worked out without solving: what `--max-memory` checks for a spot that solves natively.
+  `PokerInputError` for a bad spot; `ValueError` where the native solve is not built."""
+  return _estimate(spec, dtype, threads, isomorphism, trees)[0]
+
+
+def check_memory(
+  spec, max_bytes: int | None, dtype=np.float32, threads: int = 1, isomorphism=True, trees=None
+):
+  """`solving.MemoryLimitError` where the native solve of `spec` would hold more than `max_bytes`."""
+  if max_bytes is None:
+    return
+  need, shape, weights = _estimate(spec, dtype, threads, isomorphism, trees)
+  if need > max_bytes:
+    held = weights > 0
+    raise solving_module.MemoryLimitError(
+      f"this spot's tree has {len(shape.kind):,} public nodes x {weights.shape[1]:,} hands (OOP's "
+      f"{int(held[0].sum()):,}, IP's {int(held[1].sum()):,}): solving it needs about "
+      f'{solving_module.size_text(need)}, over the limit of {solving_module.size_text(max_bytes)} '
+      '(--max-memory); use fewer bet sizes, a raise cap, or narrower ranges'
+    )
+
+
+def _estimate(spec, dtype, threads: int, isomorphism: bool, trees) -> tuple:
+  """(`estimated_bytes`, the `SpotTree`, the ranges' weights [2, H] over the spot's hands)."""
+  library = _library()
+  if library is None or np.dtype(dtype) not in SYMBOLS:
+    raise ValueError('the native spot solve is not built here (see native_spot.usable)')
+  shape, hands, weights, deal = _spot(spec, trees, isomorphism)
+  name = SYMBOLS[np.dtype(dtype)].replace('solve', 'bytes')
+  held = getattr(library, name)(*_spot_arguments(shape, hands, weights, deal), max(1, int(threads)))
+  return int(held) + _arrays_bytes(hands, weights, deal), shape, weights
+
+
+def _spot(spec, trees, isomorphism: bool):
+  """(`SpotTree`, hands [H, 2] of either range, their weights [2, H], `_Deal`) of `spec`."""
+  deck = spec.deck()
+  board = cards.parse_board(spec.board, deck)
+  config = spec.config()
+  shape = spot_tree(config, trees)
+  weights = np.stack(
+    [ranges.range_on_board(ranges.parse_range(text, deck), deck, board) for text in spec.ranges]
+  )
+  for name, w in zip(('OOP', 'IP'), weights, strict=True):
+    ranges.check_range(w, f'the {name}')
+  hands = cards.hands(deck, board)
+  held = (weights > 0).any(0)
+  hands, weights = (
+    np.ascontiguousarray(hands[held], np.int32),
+    np.ascontiguousarray(weights[:, held], np.float64),
+  )
+  return shape, hands, weights, _deal(config, board, deck, hands, weights, isomorphism)
+
+
+def _pointer(x):
+  return None if x is None else x.ctypes.data
+
+
+def _spot_arguments(shape, hands, weights, deal) -> tuple:
+  """The native calls' first arguments: the tree, the hands, the contexts, the ranges."""
+  return (
+    len(shape.kind), _pointer(shape.kind), _pointer(shape.player), _pointer(shape.first),
+    _pointer(shape.count), _pointer(shape.context), _pointer(shape.amount), len(hands), len(deal.dealt),
+    _pointer(hands), _pointer(deal.strength), _pointer(deal.parent), _pointer(deal.dealt), _pointer(deal.rep),
+    _pointer(deal.pull), _pointer(deal.chance), _pointer(weights),
+  )  # fmt: skip
+
+
+def _arrays_bytes(hands, weights, deal) -> int:
+  """The spot's arrays the call reads (the hands, their weights, each board's strengths and pulls)."""
+  return hands.nbytes + weights.nbytes + deal.strength.nbytes + deal.pull.nbytes
 
 
 def strategy_arrays(result: SpotResult, spec) -> tuple[dict, dict]:
@@ -440,4 +496,7 @@ def _library():
     function.restype = ctypes.c_int
     function.argtypes = [i32, p, p, p, p, p, p, i32, i32, p, p, p, p, p, p, p, p, p, i32, i32, i32, f64]
     function.argtypes += [p] * 7 + [i32] + [p] * 3
+    function = getattr(library, symbol.replace('solve', 'bytes'))
+    function.restype = ctypes.c_int64
+    function.argtypes = [i32, p, p, p, p, p, p, i32, i32, p, p, p, p, p, p, p, p, i32]
   return library

@@ -194,14 +194,14 @@ class SpotSpec:
     if need(per_player=compact) > max_bytes:
       raise MemoryLimitError(
         f"this spot's tree has {counts['nodes']:,} public nodes x {hands[0]:,} hands (OOP's {hands[1]:,}, "
-        f"IP's {hands[2]:,}): solving it needs about {_size(need(per_player=compact))}, over the "
-        f'limit of {_size(max_bytes)} (--max-memory); use fewer bet sizes, a raise cap, or a '
+        f"IP's {hands[2]:,}): solving it needs about {size_text(need(per_player=compact))}, over the "
+        f'limit of {size_text(max_bytes)} (--max-memory); use fewer bet sizes, a raise cap, or a '
         'later street'
       )
     return compact
 
 
-def _size(count: float) -> str:
+def size_text(count: float) -> str:
   """A byte count as a message gives it: GiB from half of one up, MiB below."""
   return f'{count / 2**30:.1f} GiB' if count >= 2**29 else f'{count / 2**20:.1f} MiB'
 

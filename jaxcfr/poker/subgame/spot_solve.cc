@@ -193,7 +193,8 @@ struct Spot {  // the caller's arrays
 template <typename T>
 class Solver {
  public:
-  Solver(const Spot& spot, const Rule& rule, int threads)
+  // `allocate` false: only what `held` counts is worked out (nothing the solve keeps is made).
+  Solver(const Spot& spot, const Rule& rule, int threads, bool allocate = true)
       : spot_(spot), rule_(rule), threads_(std::max(threads, 1)) {
     int contexts = spot.contexts;
     // The contexts a walk enters: the spot's board, and below a live context each card solved (the
@@ -248,8 +249,6 @@ class Solver {
     offset_.assign(spot.nodes, 0);
     size_ = 0;
     Allocate(0);
-    regret_.assign(size_, T(0));
-    average_.assign(size_, T(0));
     widest_ = 0;
     most_ = 0;
     for (int v = 0; v < spot.nodes; ++v) widest_ = std::max(widest_, static_cast<int>(spot.count[v]));
@@ -260,7 +259,11 @@ class Solver {
     // on; each walks level by level (`River`).
     AddPlan({0});
     arena_size_ = Need(0, true) + 4 * (static_cast<size_t>(most_) + 1) * 4 + 64;  // and `Equity`'s
-    dealt_.assign(plans_[0].chances.size() * solved_[0].size() * 2 * static_cast<size_t>(most_ + 1), T(0));
+    dealt_size_ = plans_[0].chances.size() * solved_[0].size() * 2 * static_cast<size_t>(most_ + 1);
+    if (!allocate) return;
+    regret_.assign(size_, T(0));
+    average_.assign(size_, T(0));
+    dealt_.assign(dealt_size_, T(0));
     pool_ = std::make_unique<Pool>(threads_ - 1);
     scratch_.resize(threads_);
     for (Scratch<T>& scratch : scratch_) {
@@ -279,7 +282,7 @@ class Solver {
   // The bytes the solve holds: regrets and averages, the chance nodes' values per card, the threads'
   // arenas, each context's hands and the plans.
   size_t held() const {
-    size_t bytes = (2 * size_ + dealt_.size() + scratch_.size() * arena_size_) * sizeof(T);
+    size_t bytes = (2 * size_ + dealt_size_ + threads_ * arena_size_) * sizeof(T);
     for (const std::array<Side<T>, 2>& sides : side_)  // each context's hands
       for (const Side<T>& side : sides)
         bytes += side.n * (6 * sizeof(int) + sizeof(T)) + side.groups.size() * sizeof(Group);
@@ -998,7 +1001,7 @@ class Solver {
   static constexpr bool kTurned = false;
 #endif
   std::vector<size_t> offset_;
-  size_t size_ = 0, arena_size_ = 0;
+  size_t size_ = 0, arena_size_ = 0, dealt_size_ = 0;
   std::vector<Plan> plans_;
   std::vector<T> regret_, average_;
   std::vector<Scratch<T>> scratch_;  // one per thread of the pool
@@ -1078,6 +1081,19 @@ extern "C" {
                     iterations, check_seconds, equity, kept, kept_nodes, averages, held);                       \
   }
 
+// The bytes the solve of the same arguments would hold (its `held`), nothing solved or kept.
+#define JAXCFR_SPOT_BYTES(name, T)                                                                              \
+  int64_t name(int nodes, const int8_t* kind, const int8_t* player, const int32_t* first, const int32_t* count, \
+               const int32_t* context, const double* amount, int hands, int contexts, const int32_t* cards,     \
+               const int32_t* strength, const int32_t* parent, const int32_t* dealt, const int32_t* rep,        \
+               const int32_t* pull, const double* chance, const double* weights, int threads) {                 \
+    Spot spot{nodes, kind,     player, first, count, context, amount,  hands,                                   \
+              contexts, cards, strength, parent, dealt, rep, pull, chance, weights};                            \
+    return static_cast<int64_t>(Solver<T>(spot, Rule{}, threads, false).held());                                \
+  }
+
 JAXCFR_SPOT_SOLVE(jaxcfr_spot_solve_f32, float)
 JAXCFR_SPOT_SOLVE(jaxcfr_spot_solve_f64, double)
+JAXCFR_SPOT_BYTES(jaxcfr_spot_bytes_f32, float)
+JAXCFR_SPOT_BYTES(jaxcfr_spot_bytes_f64, double)
 }

@@ -300,3 +300,35 @@ def test_one_turn_spot_solves_natively_with_its_summary_on_any_threads():
     k: v for k, v in report.items() if k not in timed
   }
   assert reports['2']['memory_bytes'] > report['memory_bytes']
+
+
+def test_the_memory_estimate_is_what_the_solve_holds():
+  """`estimated_bytes` (what `--max-memory` checks for a spot that solves natively, worked out without
+  solving) equals the solve's `memory_bytes` on a river, a turn and a flop spot, on one thread and
+  two; `check_memory` takes a limit at it and refuses one below."""
+  flop_spec = solving.SpotSpec('Td9d6h', 200, 900, FLOP_RANGES, **{**SIZES, **FLOP_SIZES})
+  for spec in (spot(STEADY[0]), spot('ThQd5dKd', **TURN_SIZES), flop_spec):
+    for threads in (1, 2):
+      solved = native_spot.solve(spec, 'dcfr', target_pct=None, iterations=1, threads=threads)
+      assert native_spot.estimated_bytes(spec, threads=threads) == solved.memory_bytes
+  native_spot.check_memory(flop_spec, solved.memory_bytes, threads=2)
+  with pytest.raises(solving.MemoryLimitError, match=r'needs about 6\.\d MiB, over the limit'):
+    native_spot.check_memory(flop_spec, solved.memory_bytes - 1, threads=2)
+
+
+def test_max_memory_holds_the_native_solve_to_its_own_memory():
+  """`jaxcfr subgame --max-memory`: a flop spot over the array form's (larger) estimate but within the
+  native solve's solves natively; below the native solve's it is refused in one line, exit 2."""
+  command = ['subgame', '--board', 'Td9d6h', '--pot', '200', '--stack', '900']
+  command += ['--oop-range', FLOP_RANGES[0], '--ip-range', FLOP_RANGES[1], '--bets', 'a', '--raises', 'a']
+  command += ['--force-all-in', '0', '--add-all-in', '1.5', '--merge', '0.1', '--iterations', '2']
+  command += ['--target', '0', '--threads', '1', '--json', '-']
+  spec = solving.SpotSpec('Td9d6h', 200, 900, FLOP_RANGES, **{**SIZES, **FLOP_SIZES})
+  native = native_spot.estimated_bytes(spec)
+  with pytest.raises(solving.MemoryLimitError):
+    spec.fit(native + 2**20, np.float32)  # the array form's estimate is over it
+  code, out, err = run_cli(*command, '--max-memory', str((native + 2**20) / 2**30))
+  assert code == 0, err
+  assert json.loads(out)['memory_bytes'] == native and json.loads(out)['jit_seconds'] == 0
+  code, _, err = run_cli(*command, '--max-memory', str((native - 2**20) / 2**30))
+  assert code == 2 and 'over the limit' in err and err.count('\n') == 1, err
