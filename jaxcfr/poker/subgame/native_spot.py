@@ -144,9 +144,8 @@ def spot_tree(config: tree.TreeConfig, trees: dict | None = None) -> SpotTree:
   player = np.clip(table.player, 0, 1)  # the actor or the folder (-1 at a showdown, which has none)
   amount = half + np.where(kind == tree.FOLD, table.added[np.arange(len(kind)), player], table.added[:, 0])
   left = config.deck_size - tree.BOARD_SIZE[config.street]
-  can_come = (
-    left - table.dealt_count.astype(np.int64) - 4
-  )  # the cards a chance node can deal, given both hands
+  # The cards a chance node can deal, given both hands.
+  can_come = left - table.dealt_count.astype(np.int64) - 4
   amount = np.where(kind == tree.CHANCE, 1 / np.maximum(can_come, 1), amount)
   context = context_of(config.street, left, table.dealt)
   upper = []

@@ -254,8 +254,8 @@ class Solver {
     for (int v = 0; v < spot.nodes; ++v) widest_ = std::max(widest_, static_cast<int>(spot.count[v]));
     for (int k = 0; k < contexts; ++k)
       if (live_[k]) most_ = std::max({most_, side_[k][0].n, side_[k][1].n});
-    // Plans: the spot's own tree down to its chance nodes (a river spot's whole tree), and below each
-    // chance node, for each card solved, the next street's tree down to its own chance nodes, and so
+    // Plans: the spot's own tree down to its chance nodes (a river spot's whole tree), and for each card
+    // solved the next street's trees below all of them, one forest down to its own chance nodes, and so
     // on; each walks level by level (`River`).
     AddPlan({0});
     arena_size_ = Need(0, true) + 4 * (static_cast<size_t>(most_) + 1) * 4 + 64;  // and `Equity`'s
@@ -603,12 +603,14 @@ class Solver {
     return 5 * plans_[at].node.size() + 4 * plans_[at].chances.size() + below;
   }
 
-  // One half's work on a plan (the spot's own tree down to its chance nodes, or a river tree), level by
-  // level: the reaches top down (strategies, the average's weights), the folds' and showdowns' values
-  // in batches (`Batch`) and the chance nodes' (`DealAll`), then the values and regrets bottom up. The
-  // same numbers as a walk node by node: each node's strategy comes from its regrets before this
-  // half's update, which touches no other node's. With `best` (an evaluation, `NashConv`'s): the
-  // average strategy's values into `out` and the best response's into `best`, nothing updated.
+  // One half's work on a plan (the spot's own tree down to its chance nodes, or one card's forest of
+  // the next street's trees), level by level from the reaches of its roots (`own`, `other`: per root):
+  // the reaches top down (strategies, the average's weights), the folds' and showdowns' values in
+  // batches (`Batch`) and the chance nodes' (`Deal`), then the values and regrets bottom up, each
+  // root's into `out` (per root). The same numbers as a walk node by node: each node's strategy comes
+  // from its regrets before this half's update, which touches no other node's. With `best` (an
+  // evaluation, `NashConv`'s): the average strategy's values into `out` and the best response's into
+  // `best`, nothing updated.
   void River(Scratch<T>& s, const Plan& plan, int p, const T* const* own, const T* const* other, T* const* out,
              bool first, T keep, T* const* best = nullptr) {
     int k = plan.context, nodes = static_cast<int>(plan.node.size()), roots = plan.roots;
