@@ -798,34 +798,40 @@ class Solver {
       s.top = mark;
       s.pointers_top = pointers_mark;
     };
-    // The chance nodes' values over hands [from, to): cleared (`what` 0), card m's added (1), times
-    // the chance weight (2).
-    auto sum = [&](int what, size_t m, int from, int to) {
+    // The chance nodes' values (and with `bests` their best responses') over hands [from, to):
+    // cleared, each card's added (every card of its class, through `back_`), times the chance weight.
+    auto each = [&](auto&& work) {  // work(values, chance node c, x: 0 values, 1 bests, its weight)
       for (size_t c = 0; c < chances; ++c) {
         int u = plan.chances[c];
         T weight = static_cast<T>(spot_.amount[plan.node[u]]);
-        for (int x = 0; x < 1 + evaluate; ++x) {
-          T* out = x == 0 ? values[u] : bests[u];
-          if (what == 0) std::fill(out + from, out + to, T(0));
-          if (what == 2)
-            for (int i = from; i < to; ++i) out[i] *= weight;
-          if (what != 1) continue;
-          const T* values = dealt(c, m, x);
-          for (int mate : mates_[solved[m]]) {
-            const int* back = back_[mate][p].data();
-            for (int i = from; i < to; ++i) out[i] += values[back[i]];
-          }
-        }
+        for (int x = 0; x < 1 + evaluate; ++x) work(x == 0 ? values[u] : bests[u], c, x, weight);
       }
+    };
+    auto clear = [&](int from, int to) {
+      each([&](T* out, size_t, int, T) { std::fill(out + from, out + to, T(0)); });
+    };
+    auto add = [&](size_t m, int from, int to) {
+      each([&](T* out, size_t c, int x, T) {
+        const T* kept = dealt(c, m, x);
+        for (int mate : mates_[solved[m]]) {
+          const int* back = back_[mate][p].data();
+          for (int i = from; i < to; ++i) out[i] += kept[back[i]];
+        }
+      });
+    };
+    auto scale = [&](int from, int to) {
+      each([&](T* out, size_t, int, T weight) {
+        for (int i = from; i < to; ++i) out[i] *= weight;
+      });
     };
     int np = side_[up][p].n;
     if (!top) {  // each card's values added as they come: the cards' order all the same
-      sum(0, 0, 0, np);
+      clear(0, np);
       for (size_t m = 0; m < solved.size(); ++m) {
         card(s, m);
-        sum(1, m, 0, np);
+        add(m, 0, np);
       }
-      sum(2, 0, 0, np);
+      scale(0, np);
       s.top = mark;
       return;
     }
@@ -837,9 +843,9 @@ class Solver {
     pool_->Run([&](int part) {
       int from = static_cast<int>(static_cast<int64_t>(np) * part / parts);
       int to = static_cast<int>(static_cast<int64_t>(np) * (part + 1) / parts);
-      sum(0, 0, from, to);
-      for (size_t m = 0; m < solved.size(); ++m) sum(1, m, from, to);
-      sum(2, 0, from, to);
+      clear(from, to);
+      for (size_t m = 0; m < solved.size(); ++m) add(m, from, to);
+      scale(from, to);
     });
   }
 
