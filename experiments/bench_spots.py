@@ -6,13 +6,14 @@ postflop-solver's README ranges, pot 200, stack 900, bets "60%,e,a", raises "2.5
 (`--add-all-in 1.5 --merge 0.1`), DCFR to 0.5% of the pot. The peer is
 `experiments/postflop_solver_peer`'s `spot` binary, built with rayon; both get the same threads (one:
 both pinned with `taskset -c 0`, `RAYON_NUM_THREADS=1`; two: both free on this 2-core machine).
-Reported: the wall time of all the peer's processes one after another, ours for the one process
-(importing JAX, building, compiling or reading the compilation cache, solving, writing), the spots per
-second, the largest difference of OOP's EV between the two on a spot, and the spots whose EVs are
-further apart than the two exploitabilities added.
+`--peer none` times ours alone (on a machine without the peer, such as an accelerator's:
+`experiments/gpu_spots.sh`). Reported: the wall time of all the peer's processes one after another,
+ours for the one process (importing JAX, building, compiling or reading the compilation cache,
+solving, writing), the spots per second, the largest difference of OOP's EV between the two on a
+spot, and the spots whose EVs are further apart than the two exploitabilities added.
 
     python experiments/bench_spots.py [--count 100] [--rounds 3] [--threads 1,2] [--seed 0] [--batch]
-        [--street river|turn] [--json FILE]
+        [--street river|turn] [--peer PATH|none] [--json FILE]
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def main() -> None:
   parser.add_argument('--rounds', type=int, default=3)
   parser.add_argument('--threads', default='1,2')
   parser.add_argument('--seed', type=int, default=0)
-  parser.add_argument('--peer', default=PEER)
+  parser.add_argument('--peer', default=PEER, help="the peer's spot binary, or 'none': ours alone")
   parser.add_argument('--batch', action='store_true', help='ours with --batch (river spots vmapped together)')
   parser.add_argument('--street', choices=('river', 'turn'), default='river')
   parser.add_argument('--json', help='also write every round and the table here (JSON)')
@@ -88,11 +89,13 @@ def main() -> None:
   with tempfile.TemporaryDirectory() as folder:
     for round_ in range(args.rounds):
       for threads in map(int, args.threads.split(',')):
-        peer_seconds, peer_evs = peer(args.peer, spots, threads)
+        peer_seconds, peer_evs = peer(args.peer, spots, threads) if args.peer != 'none' else (None, None)
         our_seconds, our_evs = ours(spots, threads, folder, args.batch)
-        (peer_ev, peer_loss), (our_ev, our_loss) = np.array(peer_evs).T, np.array(our_evs).T
-        gaps = np.abs(peer_ev - our_ev)
-        gap, beyond = float(gaps.max()), int((gaps > peer_loss + our_loss).sum())
+        gap, beyond = None, None
+        if peer_evs is not None:
+          (peer_ev, peer_loss), (our_ev, our_loss) = np.array(peer_evs).T, np.array(our_evs).T
+          gaps = np.abs(peer_ev - our_ev)
+          gap, beyond = float(gaps.max()), int((gaps > peer_loss + our_loss).sum())
         line = {'round': round_, 'threads': threads, 'peer_s': peer_seconds, 'ours_s': our_seconds}
         line.update(max_ev_gap=gap, apart_beyond_exploitabilities=beyond)
         print(json.dumps(line), flush=True)
@@ -102,8 +105,11 @@ def main() -> None:
   header = f'| threads | {processes} | jaxcfr --spots, s | ratio | largest EV gap | spots apart beyond |'
   table = [header, '| --- | --- | --- | --- | --- | --- |']
   for threads, each in rows.items():
-    p, o = statistics.median(r[0] for r in each), statistics.median(r[1] for r in each)
-    ratio = statistics.median(r[0] / r[1] for r in each)
+    o = statistics.median(r[1] for r in each)
+    if each[0][0] is None:  # --peer none
+      table.append(f'| {threads} | - | {o:.2f} | - | - | - |')
+      continue
+    p, ratio = statistics.median(r[0] for r in each), statistics.median(r[0] / r[1] for r in each)
     gap, beyond = max(r[2] for r in each), max(r[3] for r in each)
     table.append(f'| {threads} | {p:.2f} | {o:.2f} | {ratio:.2f} | {gap:.3f} | {beyond} |')
   print('\n' + '\n'.join(table))

@@ -19,7 +19,8 @@ ratio estimate, without-replacement correction).
 `experiments/records/reports/<N>/` when that is not there yet, so that `compare` reads it) against the peer's
 `spot` binary once per flop (`experiments/postflop_solver_peer`), at equal threads (one thread
 pinned to core 0 for both; `RAYON_NUM_THREADS` = ours), and checks each flop's EVs agree within the
-two exploitabilities. It appends a JSON line to `experiments/records/reports/timing.jsonl`.
+two exploitabilities (`--peer none`: ours alone, as on an accelerator, `experiments/gpu_spots.sh`).
+It appends a JSON line to `experiments/records/reports/timing.jsonl`.
 """
 
 from __future__ import annotations
@@ -139,6 +140,8 @@ def timed(command: list[str], threads: int, env: dict | None = None) -> tuple[st
 
 
 def time_both(args) -> None:
+  import jax  # noqa: PLC0415
+
   from jaxcfr.poker.subgame import flops  # noqa: PLC0415
 
   chosen = flops.flop_set(args.flops)
@@ -149,8 +152,8 @@ def time_both(args) -> None:
   env = {**os.environ, 'RAYON_NUM_THREADS': str(args.threads)}
   peer_seconds, disagree = 0.0, []
   records = {r['flop']: r for r in (json.loads(x) for x in open(os.path.join(out, 'flops.jsonl')))}
-  for flop in chosen:
-    command = [PEER, flop.board, SPOT['pot'], SPOT['stack'], SPOT['oop'], SPOT['ip']]
+  for flop in chosen if args.peer != 'none' else ():
+    command = [args.peer, flop.board, SPOT['pot'], SPOT['stack'], SPOT['oop'], SPOT['ip']]
     command += [SPOT['bets'].replace(',', ', '), SPOT['raises'], '0', '0', SPOT['target']]
     text, seconds = timed(command, args.threads, env)
     peer_seconds += seconds
@@ -165,10 +168,11 @@ def time_both(args) -> None:
     'count': len(chosen),
     'threads': args.threads,
     'ours_seconds': ours_seconds,
-    'peer_seconds': peer_seconds,
+    'peer_seconds': peer_seconds if args.peer != 'none' else None,
     'ours_per_flop': ours_seconds / len(chosen),
-    'peer_per_flop': peer_seconds / len(chosen),
-    'ratio': peer_seconds / ours_seconds,
+    'peer_per_flop': peer_seconds / len(chosen) if args.peer != 'none' else None,
+    'ratio': peer_seconds / ours_seconds if args.peer != 'none' else None,
+    'backend': jax.default_backend(),
     'ev_disagreements': disagree,
     'spot': SPOT,
     'date': time.strftime('%Y-%m-%d'),
@@ -183,6 +187,7 @@ def main() -> None:
   parser.add_argument('mode', choices=('run', 'compare', 'time'))
   parser.add_argument('--flops', default='25', help="'all' or a count (run); a count (compare, time)")
   parser.add_argument('--threads', type=int, default=2)
+  parser.add_argument('--peer', default=PEER, help="time: the peer's spot binary, or 'none' (ours alone)")
   args = parser.parse_args()
   {'run': run, 'compare': compare, 'time': time_both}[args.mode](args)
 

@@ -1,5 +1,6 @@
-# Sourced by the prepared accelerator runs (gpu_large_games.sh, gpu_subgames.sh): Python, the
-# carried wheels, `step NAME` headings with the time since the start, and what the machine has.
+# Sourced by the prepared accelerator runs (gpu_large_games.sh, gpu_subgames.sh, gpu_spots.sh):
+# Python, the carried wheels, `step NAME` headings with the time since the start, and what the machine
+# has.
 # Wheels carried in .whl (gpu_large_games.sh's header says how) are installed first.
 PYTHON=${PYTHON:-python3}
 STEP_TIMEOUT=${STEP_TIMEOUT:-420}

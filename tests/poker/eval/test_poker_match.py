@@ -19,11 +19,17 @@ from jaxcfr.poker.rules import nlhe
 POLICIES = {name: bots.resolve_policy(name) for name in baselines.REGISTRY}
 
 
+def play(*args, **kwargs) -> match.MatchResult:
+  """`match.play_match` without AIVAT's estimate: the hands it plays are the same with it
+  (test_poker_aivat.py checks the estimate); its preflop Monte Carlo is most of these matches' time."""
+  return match.play_match(*args, aivat=None, **kwargs)
+
+
 @pytest.mark.parametrize(
   'name', [pytest.param(n, marks=pytest.mark.slow) if n == 'equity' else n for n in baselines.REGISTRY]
 )  # equity's Monte Carlo is the slow one: behind -m slow for the suite's 10 minutes
 def test_a_policy_against_itself_in_duplicate_scores_exactly_zero(name):
-  result = match.play_match(POLICIES[name], POLICIES[name], hands=400, seed=3, batch=256)
+  result = play(POLICIES[name], POLICIES[name], hands=400, seed=3, batch=256)
   assert result.mbb_per_hand == 0 and result.ci95_low == result.ci95_high == 0
   # Not zero because nothing happens: each seat's result is the other's, with the sign flipped.
   assert result.seat_mbb[0] == -result.seat_mbb[1]
@@ -35,7 +41,7 @@ def test_a_policy_against_itself_in_duplicate_scores_exactly_zero(name):
 def test_always_pot_against_always_fold_wins_what_the_rules_say(rules):
   # As the small blind it raises and the big blind folds: + big blind. As the big blind it faces the
   # small blind's fold of its 50: + small blind. Nothing else can happen.
-  result = match.play_match(POLICIES['always-pot'], POLICIES['always-fold'], hands=300, seed=1, rules=rules)
+  result = play(POLICIES['always-pot'], POLICIES['always-fold'], hands=300, seed=1, rules=rules)
   expected = 1000 * (rules.big_blind + rules.small_blind) / 2 / rules.big_blind
   assert result.mbb_per_hand == pytest.approx(expected, rel=1e-12)
   assert result.ci95_low == pytest.approx(expected) and result.ci95_high == pytest.approx(expected)
@@ -43,15 +49,13 @@ def test_always_pot_against_always_fold_wins_what_the_rules_say(rules):
   np.testing.assert_array_equal(
     result.chips, np.where(result.a_seat == 0, rules.big_blind, rules.small_blind)
   )
-  reverse = match.play_match(POLICIES['always-fold'], POLICIES['always-pot'], hands=300, seed=1, rules=rules)
+  reverse = play(POLICIES['always-fold'], POLICIES['always-pot'], hands=300, seed=1, rules=rules)
   assert reverse.mbb_per_hand == pytest.approx(-expected)
 
 
 def test_a_match_is_the_mean_of_its_hands_replayed_through_pokerkit():
   nlhe_oracle = pytest.importorskip('nlhe_oracle')
-  result = match.play_match(
-    POLICIES['random'], POLICIES['equity'], hands=300, seed=5, batch=128, keep_hands=True
-  )
+  result = play(POLICIES['random'], POLICIES['equity'], hands=300, seed=5, batch=128, keep_hands=True)
   final = result.final
   assert len(result.chips) == result.hands == 300 and final.finished.all()
   chips = []
@@ -66,7 +70,7 @@ def test_a_match_is_the_mean_of_its_hands_replayed_through_pokerkit():
 
 
 def test_the_confidence_interval_is_over_deal_pairs_in_duplicate_and_hands_otherwise():
-  result = match.play_match(POLICIES['random'], POLICIES['always-call'], hands=600, seed=2, batch=200)
+  result = play(POLICIES['random'], POLICIES['always-call'], hands=600, seed=2, batch=200)
   pairs = []
   for start in range(0, 600, 200):  # each batch: its 100 deals with A in seat 0, then in seat 1
     chips, seats = result.chips[start : start + 200], result.a_seat[start : start + 200]
@@ -78,7 +82,7 @@ def test_the_confidence_interval_is_over_deal_pairs_in_duplicate_and_hands_other
   assert (result.ci95_low, result.ci95_high) == pytest.approx((pairs.mean() - half, pairs.mean() + half))
   assert result.ci95_low < result.mbb_per_hand < result.ci95_high
 
-  single = match.play_match(POLICIES['random'], POLICIES['always-call'], hands=601, seed=2, duplicate=False)
+  single = play(POLICIES['random'], POLICIES['always-call'], hands=601, seed=2, duplicate=False)
   assert single.hands == 601 and single.a_seat.tolist() == [0, 1] * 300 + [0]
   mbb = single.chips * 10.0
   half = 1.959964 * mbb.std(ddof=1) / np.sqrt(601)
@@ -86,13 +90,13 @@ def test_the_confidence_interval_is_over_deal_pairs_in_duplicate_and_hands_other
 
 
 def test_matches_are_deterministic_given_the_seed():
-  play = lambda seed: match.play_match(POLICIES['random'], POLICIES['always-pot'], hands=200, seed=seed)
-  first, again, other = play(7), play(7), play(8)
+  seeded = lambda seed: play(POLICIES['random'], POLICIES['always-pot'], hands=200, seed=seed)
+  first, again, other = seeded(7), seeded(7), seeded(8)
   np.testing.assert_array_equal(first.chips, again.chips)
   assert first.mbb_per_hand == again.mbb_per_hand
   assert not np.array_equal(first.chips, other.chips)
   # Odd hand counts in duplicate round up to whole deal pairs.
-  assert match.play_match(POLICIES['random'], POLICIES['random'], hands=5, seed=0).hands == 6
+  assert play(POLICIES['random'], POLICIES['random'], hands=5, seed=0).hands == 6
 
 
 class _Broken:
@@ -121,7 +125,7 @@ class _Broken:
 )
 def test_a_policy_that_breaks_the_protocol_is_named(fault, message):
   with pytest.raises(ValueError, match=message):
-    match.play_match(_Broken(fault), POLICIES['always-pot'], hands=2048, seed=0)
+    play(_Broken(fault), POLICIES['always-pot'], hands=2048, seed=0)
 
 
 def test_bad_match_arguments_are_refused():

@@ -53,10 +53,10 @@ def spot(board: str, num_ranks: int, bets: str, seed: int = 0, isomorphism_on: b
   )
 
 
-def mirrored_rows(game: subgame.Subgame, sigma) -> np.ndarray:
-  """[D] for each decision row the row of its line with the dealt cards moved by the suit map sigma."""
-  info = game.tree.info
-  lines = {tuple(solving.named_line(game, node)): row for row, node in enumerate(info.decisions)}
+def mirrored_rows(lines: list[tuple[str, ...]], sigma) -> np.ndarray:
+  """[D] for each decision row (its line in `lines`) the row of its line with the dealt cards moved by
+  the suit map sigma."""
+  row_of = {line: row for row, line in enumerate(lines)}
 
   def moved(label: str) -> str:
     if not label.startswith('deal '):
@@ -64,16 +64,19 @@ def mirrored_rows(game: subgame.Subgame, sigma) -> np.ndarray:
     card = cards.parse_card(label.split()[1])
     return f'deal {cards.card_text(4 * (card // 4) + sigma[card % 4])}'
 
-  return np.array([lines[tuple(map(moved, solving.named_line(game, node)))] for node in info.decisions])
+  return np.array([row_of[tuple(map(moved, line))] for line in lines])
 
 
-def symmetrized(game: subgame.Subgame, symmetry, rows: np.ndarray) -> np.ndarray:
-  """[D, A, H] per-action rows averaged over the spot's suit permutations."""
-  total = np.zeros_like(rows)
+def symmetrized(game: subgame.Subgame, symmetry, rows: list[np.ndarray]) -> list[np.ndarray]:
+  """Each [D, A, H] array of per-action rows averaged over the spot's suit permutations (each
+  permutation's row map found once for all the arrays)."""
+  lines = [tuple(solving.named_line(game, node)) for node in game.tree.info.decisions]
+  totals = [np.zeros_like(x) for x in rows]
   for sigma, pull in zip(symmetry.permutations, symmetry.pulls, strict=True):
-    inverse = tuple(int(s) for s in np.argsort(sigma))
-    total += rows[mirrored_rows(game, inverse)][:, :, pull]
-  return total / len(symmetry.permutations)
+    mirror = mirrored_rows(lines, tuple(int(s) for s in np.argsort(sigma)))
+    for total, x in zip(totals, rows, strict=True):
+      total += x[mirror][:, :, pull]
+  return [total / len(symmetry.permutations) for total in totals]
 
 
 _to_rows = jax.jit(solver_module.state_to_rows)
@@ -89,10 +92,11 @@ def one_iteration_apart(plain: subgame.Subgame, merged: subgame.Subgame) -> dict
   for _ in range(4):
     state = step(state, plain)[0]
   symmetry = isomorphism.symmetry(plain.spot.board, plain.spot.hands, plain.spot.ranges)
-  start = [
-    symmetrized(plain, symmetry, np.asarray(_to_rows(plain, x)))
-    for x in (state.cumulative_regret, state.cumulative_policy)
-  ]
+  start = symmetrized(
+    plain,
+    symmetry,
+    [np.asarray(_to_rows(plain, x)) for x in (state.cumulative_regret, state.cumulative_policy)],
+  )
   out = {}
   for name, game in (('plain', plain), ('merged', merged)):
     regrets, weights = (tuple(_to_state(game, jnp.asarray(x))) for x in start)
