@@ -47,6 +47,7 @@ _ROOTS_PER_WORKER = 64  # the frontier of subtree roots is the first depth with 
 _RUNS_PER_WORKER = 16  # runs of consecutive roots handed out per worker (balance vs. per-run costs)
 _TOP_HISTORIES = 20_000  # or the first depth whose top part holds this many histories
 _SERIAL_HISTORIES = 50_000  # this process walks runs until this many histories before starting workers
+WORKERS_ENV = 'JAXCFR_COMPILE_WORKERS'  # the default `workers`, where set
 
 
 def compile_game(
@@ -69,7 +70,7 @@ def compile_game(
       histories (None: no limit).
     progress: called as `progress(depth, histories_so_far)` as the walk goes (the deepest depth
       reached so far).
-    workers: processes that walk subtrees (default: the machine's cores); 1, a tree small enough
+    workers: processes that walk subtrees (default: `default_workers()`); 1, a tree small enough
       that one process walks it before workers would start, or a game class defined in `__main__`,
       walks in this process alone. Workers are fresh interpreters that unpickle `game`.
   """
@@ -79,7 +80,7 @@ def compile_game(
     raise base.GameError(f'dtype must be float32 or float64, got {dtype}')
   if dtype == jnp.float64 and not jax.config.jax_enable_x64:
     raise base.GameError('float64 needs jax.config.update("jax_enable_x64", True) before use')
-  workers = (os.cpu_count() or 1) if workers is None else workers
+  workers = default_workers() if workers is None else workers
   if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
     raise base.GameError(f'workers must be a positive integer, got {workers!r}')
   num_features = _feature_size(game)
@@ -88,6 +89,21 @@ def compile_game(
   walkers = workers if workers > 1 and _travels(game) else 1
   walks = _walk(game, num_features, max_histories, progress, walkers)
   return _assemble(str(game), game.num_players(), game.num_distinct_actions(), dtype, walks, workers)
+
+
+def default_workers() -> int:
+  """`compile_game`'s default `workers`: `$JAXCFR_COMPILE_WORKERS` where set (1 where other jobs
+  already keep the cores busy: a worker is a fresh interpreter, and two walks on one core each take
+  twice as long), else the CPU cores this process may run on."""
+  value = os.environ.get(WORKERS_ENV, '').strip()
+  if not value:
+    try:
+      return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+      return os.cpu_count() or 1
+  if not value.isdigit() or int(value) < 1:
+    raise base.GameError(f'{WORKERS_ENV} must be a positive integer, got {value!r}')
+  return int(value)
 
 
 def _travels(game) -> bool:

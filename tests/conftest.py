@@ -34,6 +34,11 @@ if 'JAXCFR_CACHE_DIR' not in os.environ:
   os.environ.setdefault('JAXCFR_NATIVE_DIR', os.path.join(os.environ['JAXCFR_CACHE_DIR'], 'native'))
   atexit.register(shutil.rmtree, os.environ['JAXCFR_CACHE_DIR'], ignore_errors=True)
 
+# The suite's pytest-xdist workers keep every core busy: large games walk in the process that compiles
+# them (CLI subprocesses inherit it), not in extra interpreters that would only share those cores. The
+# worker processes' walk is tested with an explicit `workers` (test_parallel_compile: the same arrays).
+os.environ.setdefault('JAXCFR_COMPILE_WORKERS', '1')
+
 # The suite compiles hundreds of programs and runs most of them briefly: XLA's CPU backend at LLVM
 # optimisation level 0 makes the whole suite faster (tests check values, which the
 # optimisation level does not change; speed is measured in experiments/). A level already set in

@@ -1,6 +1,7 @@
 """Compiling over worker processes gives the game one process compiles, bit for bit; limits and
 progress reports hold on both paths."""
 
+import os
 import subprocess
 import sys
 
@@ -107,6 +108,19 @@ def test_progress_reports_depths_and_histories(workers, split):
 def test_workers_must_be_positive():
   with pytest.raises(jaxcfr.GameError, match='workers'):
     jaxcfr.compile_game('kuhn', workers=0)
+
+
+def test_the_default_workers_are_the_environments_else_the_cores(monkeypatch):
+  monkeypatch.setenv(compiler.WORKERS_ENV, '3')
+  assert compiler.default_workers() == 3
+  monkeypatch.delenv(compiler.WORKERS_ENV)
+  assert compiler.default_workers() == len(os.sched_getaffinity(0))
+  for bad in ('0', 'two', '-1'):
+    monkeypatch.setenv(compiler.WORKERS_ENV, bad)
+    with pytest.raises(
+      jaxcfr.GameError, match=f'JAXCFR_COMPILE_WORKERS must be a positive integer, got {bad!r}'
+    ):
+      jaxcfr.compile_game('kuhn')
 
 
 def test_a_worker_error_reaches_the_caller():

@@ -11,10 +11,11 @@ Amounts are in big blinds: effective stack S (before the blinds and antes are po
 Strategies are per preflop class (169, `ranges.HAND_CLASSES`); the deal is uniform over pairs of
 hole-card pairs that share no card, so the class pairs weigh by their disjoint pairs
 (`equity.class_matrix`: card removal included). The game is bilinear, V(p, c) = -f + p.u +
-p'Ac; each side's best value is a linear programme (HiGHS through `scipy.optimize.linprog`), and the
-solution is then polished: the few hands left mixed are made exactly indifferent by solving the
-linear equations of the other side's mixed hands, which takes the exploitability from the solver's
-tolerance to rounding error.
+p'Ac; the small blind's best value is a linear programme whose dual is the big blind's (one HiGHS
+solve through `scipy.optimize.linprog` gives both sides' strategies), and the solution is then
+polished: the few hands left mixed are made exactly indifferent by solving the linear equations of
+the other side's mixed hands, which takes the exploitability from the solver's tolerance to rounding
+error.
 
     solution = pushfold.solve(10.0, ante=0.1)       # PushFold: push [169], call [169], value, ...
     solution.exploitability                          # bb per hand, from exact best responses
@@ -111,35 +112,27 @@ def exploitability(g: Game, push: np.ndarray, call: np.ndarray) -> float:
 
 
 def _linear_programmes(g: Game) -> tuple[np.ndarray, np.ndarray]:
-  """Both sides' maximin strategies. The small blind maximises p.u + sum_V min(0, (p'A)_V); the big
-  blind minimises sum_H max(0, u_H + (Ac)_H); each with one slack variable per opposing class."""
+  """Both sides' maximin strategies from one linear programme. The small blind maximises
+  p.u + sum_V min(0, (p'A)_V), with one slack variable per big blind's class: t_V <= (p'A)_V, t <= 0.
+  Its dual is the big blind's programme, minimise sum_H max(0, u_H + (Ac)_H) over c in [0, 1]: the
+  multipliers of the slack constraints are a maximin calling strategy c (HiGHS reports them)."""
   from scipy.optimize import linprog  # noqa: PLC0415
 
   n = len(g.gain)
-  eye = np.eye(n)
   options = {'primal_feasibility_tolerance': 1e-10, 'dual_feasibility_tolerance': 1e-10}
-  # Small blind: variables (p, t), maximise u.p + sum t, t_V <= (p'A)_V, t <= 0.
-  pushing = linprog(
+  # Variables (p, t): maximise u.p + sum t (linprog minimises the negation).
+  result = linprog(
     -np.concatenate([g.gain, np.ones(n)]),
-    A_ub=np.hstack([-g.matrix.T, eye]),
+    A_ub=np.hstack([-g.matrix.T, np.eye(n)]),
     b_ub=np.zeros(n),
     bounds=[(0, 1)] * n + [(None, 0)] * n,
     method='highs',
     options=options,
   )
-  # Big blind: variables (c, s), minimise sum s, s_H >= u_H + (Ac)_H, s >= 0.
-  calling = linprog(
-    np.concatenate([np.zeros(n), np.ones(n)]),
-    A_ub=np.hstack([g.matrix, -eye]),
-    b_ub=-g.gain,
-    bounds=[(0, 1)] * n + [(0, None)] * n,
-    method='highs',
-    options=options,
-  )
-  for result in (pushing, calling):
-    if result.status != 0:
-      raise RuntimeError(f'the push-or-fold linear programme failed at {g.stack} bb: {result.message}')
-  return np.clip(pushing.x[:n], 0, 1), np.clip(calling.x[:n], 0, 1)
+  if result.status != 0:
+    raise RuntimeError(f'the push-or-fold linear programme failed at {g.stack} bb: {result.message}')
+  # A minimisation's multipliers of <= constraints are <= 0: the calling strategy is their negation.
+  return np.clip(result.x[:n], 0, 1), np.clip(-result.ineqlin.marginals, 0, 1)
 
 
 def _polish(g: Game, push: np.ndarray, call: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

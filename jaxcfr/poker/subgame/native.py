@@ -10,13 +10,15 @@ the same values up to rounding (the tests hold both to a brute-force loop).
 It is an XLA FFI handler (`jax.ffi`), compiled with the system's C++ compiler (`$CXX`, else `c++`)
 against jaxlib's FFI headers, once per machine, source, jaxlib and compiler, into
 `$JAXCFR_NATIVE_DIR` (default `$XDG_CACHE_HOME/jaxcfr/native`, else `~/.cache/jaxcfr/native`), and
-loaded with ctypes. The build takes a few seconds; the library is written atomically and reused.
+loaded with ctypes. The build takes a few seconds; the library is written atomically and reused, and
+processes that need it at once build it once (the others wait on a lock of its folder).
 Without a compiler, with `JAXCFR_NO_NATIVE` set, off a CPU, or when the build fails (with one
 warning), the showdowns take the array form: slower, not different.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -121,6 +123,37 @@ def library_path(source_path: str, what: str, include: str | None = None) -> str
     return path
   try:
     os.makedirs(folder, exist_ok=True)
+  except OSError as error:
+    fall_back(f'cannot build {what} in {folder} ({error})')
+    return None
+  with _locked(folder):  # another process building into the folder: wait for it, then use its build
+    if os.path.exists(path):
+      return path
+    return _build(compiler, source_path, include, folder, stem, path, what)
+
+
+@contextlib.contextmanager
+def _locked(folder: str):
+  """Holds an exclusive lock on `folder` itself (no lock file is left behind); where the system has
+  no such locks, goes on without one (two processes then both build, each writing atomically)."""
+  try:
+    import fcntl  # noqa: PLC0415 (not on Windows)
+
+    handle = os.open(folder, os.O_RDONLY)
+  except (ImportError, OSError):
+    yield
+    return
+  try:
+    with contextlib.suppress(OSError):
+      fcntl.flock(handle, fcntl.LOCK_EX)
+    yield
+  finally:
+    os.close(handle)  # releases the lock
+
+
+def _build(compiler, source_path, include, folder, stem, path, what) -> str | None:
+  """Compiles `source_path` into `path` (through a temporary file in `folder`): `path`, or None."""
+  try:
     handle, scratch = tempfile.mkstemp(prefix=f'.{stem}-', suffix='.so', dir=folder)
     os.close(handle)
   except OSError as error:

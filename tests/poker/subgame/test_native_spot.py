@@ -24,9 +24,13 @@ STEADY = ('ThQd5dKd8h', 'JcJd4dQs2d', '5h8c7d7c2s')
 PARTING = ('9s8d5d6cQc', 'TcAdAs8d5d')  # boards where rounding tips early iterations apart
 SIZES = {'bets': '60%,e,a', 'raises': '2.5x', 'force_all_in': 0.0, 'add_all_in': 1.5, 'merge': 0.1}
 
-pytestmark = pytest.mark.skipif(
-  not native_spot.usable('dcfr', {}, np.float32), reason='no C++ compiler: the native solve is not built'
-)
+
+@pytest.fixture(autouse=True, scope='module')
+def _built():
+  """The native solve, built by the first test that runs here (not at collection, where every
+  pytest-xdist worker would build it)."""
+  if not native_spot.usable('dcfr', {}, np.float32):
+    pytest.skip('no C++ compiler: the native solve is not built')
 
 
 def spot(board: str, **sizes) -> solving.SpotSpec:

@@ -6,6 +6,7 @@ invariants a zero-sum subgame keeps (chip conservation, symmetry, batching)."""
 import functools
 import os
 import shutil
+import threading
 import zlib
 
 import jax
@@ -452,6 +453,24 @@ def test_the_native_kernel_steps_aside_when_it_cannot_serve(tmp_path, monkeypatc
   with pytest.warns(UserWarning, match='did not build'):
     assert native._library() is None
   assert os.listdir(folder) == []
+
+
+def test_a_second_build_into_the_folder_waits_for_the_first(tmp_path):
+  """Builds into one folder take its lock in turn (each process then finds the other's library)."""
+  pytest.importorskip('fcntl')
+  entered = threading.Event()
+
+  def second():
+    with native._locked(str(tmp_path)):
+      entered.set()
+
+  with native._locked(str(tmp_path)):
+    waiting = threading.Thread(target=second)
+    waiting.start()
+    assert not entered.wait(0.3)
+  assert entered.wait(10)
+  waiting.join()
+  assert os.listdir(tmp_path) == []
 
 
 def test_the_native_kernel_refuses_tables_that_would_send_it_astray():
