@@ -465,7 +465,7 @@ def test_a_second_build_into_the_folder_waits_for_the_first(tmp_path):
       entered.set()
 
   with native._locked(str(tmp_path)):
-    waiting = threading.Thread(target=second)
+    waiting = threading.Thread(target=second, daemon=True)  # a lock that never frees fails, not hangs
     waiting.start()
     assert not entered.wait(0.3)
   assert entered.wait(10)
