@@ -81,3 +81,12 @@ def enable_compilation_cache(directory: str | None = None) -> str | None:
   jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
   jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
   return directory
+
+
+def cores() -> int:
+  """The CPU cores this process may run on (its affinity, as `taskset` sets it; elsewhere than Linux
+  the machine's)."""
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # not on Linux
+    return os.cpu_count() or 1

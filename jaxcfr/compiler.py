@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import memory, sequence_form, walker
+from jaxcfr import backend, memory, sequence_form, walker
 from jaxcfr.compiled import CompiledGame, GameInfo
 from jaxcfr.games import base, load_game
 
@@ -97,10 +97,7 @@ def default_workers() -> int:
   twice as long), else the CPU cores this process may run on."""
   value = os.environ.get(WORKERS_ENV, '').strip()
   if not value:
-    try:
-      return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-      return os.cpu_count() or 1
+    return backend.cores()
   if not value.isdigit() or int(value) < 1:
     raise base.GameError(f'{WORKERS_ENV} must be a positive integer, got {value!r}')
   return int(value)

@@ -123,7 +123,9 @@ def _start_jax(args) -> None:
   if args.command in ('subgame', 'report') and not _backend_started():
     # Their turn and flop solves split their river cards over host devices, one core each: XLA's own
     # threads on top of them only contend.
-    local = args.threads or _cores()
+    from jaxcfr import backend  # noqa: PLC0415
+
+    local = args.threads or backend.cores()
     if 'xla_cpu_multi_thread_eigen' not in flags:
       flags = f'{flags} --xla_cpu_multi_thread_eigen=false'.strip()
       os.environ['XLA_FLAGS'] = flags
@@ -147,14 +149,6 @@ def _backend_started() -> bool:
   now would not take effect, and would reach the subprocesses it starts."""
   bridge = sys.modules.get('jax._src.xla_bridge')
   return bool(bridge and getattr(bridge, 'backends_are_initialized', lambda: False)())
-
-
-def _cores() -> int:
-  """The CPU cores this process may run on."""
-  try:
-    return len(os.sched_getaffinity(0))
-  except AttributeError:  # not on Linux
-    return os.cpu_count() or 1
 
 
 def _start_processes(args) -> int:

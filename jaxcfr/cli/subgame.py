@@ -13,10 +13,9 @@ import collections
 import concurrent.futures
 import functools
 import json
-import os
 import sys
 
-from jaxcfr import algorithms, outputs
+from jaxcfr import algorithms, backend, outputs
 from jaxcfr.cli import common
 from jaxcfr.poker import defaults
 
@@ -353,7 +352,7 @@ def solve_threads(args) -> int:
   """--threads, else the cores this process may use."""
   if args.threads:
     return args.threads
-  return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+  return backend.cores()
 
 
 SPOT_FLAGS = ('--board', '--pot', '--stack', '--oop-range', '--ip-range')
