@@ -56,6 +56,18 @@ def test_more_pairs_match_enumerating_every_board(first, second):
   assert preflop_equity.pair_equity(_pair(second), _pair(first)) == pytest.approx(1 - expected, abs=1e-15)
 
 
+def test_the_pair_matrix_is_every_pairs_lookup_and_zero_sum():
+  matrix = preflop_equity.pair_matrix()
+  disjoint = ~(HOLES[:, None, :, None] == HOLES[None, :, None, :]).any(axis=(2, 3))
+  assert not matrix[~disjoint].any()
+  np.testing.assert_allclose((matrix + matrix.T)[disjoint], 1.0, atol=1e-12)  # wins + losses, suits permuted
+  first, second = _pair('7h2s'), _pair('Ad7d')  # enumerated in the test above
+  assert matrix[first, second] == preflop_equity.pair_equity(first, second)
+  for a, b in np.random.default_rng(3).integers(len(HOLES), size=(20, 2)):
+    if disjoint[a, b]:
+      assert matrix[a, b] == preflop_equity.pair_equity(a, b)
+
+
 def test_the_class_matrix_keeps_its_identities_and_a_published_value():
   equity, pairs = preflop_equity.class_matrix()
   assert pairs.sum() == 1326 * 1225  # every ordered pair of disjoint pairs once

@@ -421,3 +421,234 @@ class RangeTracker:
       share = showdown_value(self.weights[0, showdown], self.weights[1, showdown], final.board[showdown])
       payoff[showdown] = share * final.committed[showdown].min(axis=1)
     return payoff
+
+
+# Public values: the range-against-range check-down value, on top of the imaginary observations.
+
+
+@functools.cache
+def _card_groups() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """(groups int32 [52, 51]: the pairs that hold each card; card int32 [H, 2] and slot int32 [H, 2]:
+  where each pair stands in the groups of its two cards)."""
+  from abstractions import HOLES  # noqa: PLC0415
+
+  groups = np.stack([np.flatnonzero((HOLES == c).any(axis=1)) for c in range(52)]).astype(np.int32)
+  slot = np.array([[int(np.flatnonzero(groups[c] == h)[0]) for c in HOLES[h]] for h in range(len(HOLES))])
+  return groups, HOLES.astype(np.int32), slot.astype(np.int32)
+
+
+def _rank_positions(ranks):
+  """For rows of ranks [..., n]: the order that sorts each row and, for each entry, how many entries
+  of its row rank strictly below it and at most equal to it (JAX)."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  order = jnp.argsort(ranks, axis=-1)
+  ordered = jnp.take_along_axis(ranks, order, axis=-1)
+  search = lambda side: jnp.vectorize(
+    lambda row, x: jnp.searchsorted(row, x, side=side), signature='(n),(n)->(n)'
+  )
+  return order, search('left')(ordered, ranks), search('right')(ordered, ranks)
+
+
+@functools.cache
+def _board_function(shown: int):
+  """A jitted f(board int32 [shown]) -> the runout tables of a board with `shown` (3, 4, 5) cards, for
+  every runout of the cards the board leaves (R: flop 1,176 turn and river pairs, turn 48 rivers,
+  river none) and pair (H): whether the pair misses the full board (`valid` [R, H]), the pairs in
+  rank order, and where each pair's rank falls in that order, among all pairs and among the 51 pairs
+  of each of its cards (`_rank_positions`), as flat indices into `_runout_sums`'s cumulative sums."""
+  import jax  # noqa: PLC0415
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  from abstractions import HOLES, hand_rank  # noqa: PLC0415
+
+  groups, card, slot = (jnp.asarray(x) for x in _card_groups())
+  holes = jnp.asarray(HOLES, jnp.int32)
+  rest = {3: runout_pairs(49), 4: np.arange(48, dtype=np.int32)[:, None], 5: np.zeros((1, 0), np.int32)}
+  rest = jnp.asarray(rest[shown])
+
+  def tables(board):
+    unseen = unseen_cards(board[None], 52 - shown)[0]
+    full = jnp.concatenate([jnp.broadcast_to(board, (len(rest), shown)), unseen[rest]], 1)  # [R, 5]
+    runs, pairs = full.shape[0], holes.shape[0]
+    cards = jnp.concatenate(
+      [jnp.broadcast_to(holes, (runs, pairs, 2)), jnp.broadcast_to(full[:, None], (runs, pairs, 5))], -1
+    )
+    valid = ~(holes[None, :, :, None] == full[:, None, None, :]).any(axis=(-1, -2))  # [R, H]
+    ranks = jnp.where(valid, hand_rank(cards), -1)
+    row = jnp.arange(runs)[:, None]
+    order, low, high = _rank_positions(ranks)  # [R, H]
+    group_order, group_low, group_high = _rank_positions(ranks[:, groups])  # [R, 52, 51]
+    group_hands = jnp.take_along_axis(jnp.broadcast_to(groups, group_order.shape), group_order, axis=-1)
+    group_row = (row[:, :, None] * 52 + jnp.arange(52)[None, :, None]) * 52  # rows of [R, 52, 52]
+    shared_at = lambda k: (row * 52 + card[:, k]) * 51 + slot[:, k]  # noqa: E731 [R, H] into [R, 52, 51]
+    return (
+      valid,
+      order,
+      jnp.take_along_axis(valid, order, axis=-1),
+      row * (pairs + 1) + low,
+      row * (pairs + 1) + high,
+      group_hands,
+      jnp.take_along_axis(valid, group_hands.reshape(runs, -1), axis=-1).reshape(group_hands.shape),
+      group_row + group_low,
+      group_row + group_high,
+      shared_at(0),
+      shared_at(1),
+    )
+
+  return jax.jit(tables)
+
+
+def _runout_sums(tables, weights: np.ndarray) -> np.ndarray:
+  """For a range weights [H] and every pair h, the sum over the board's runouts where h is valid of
+  sum_{h' valid, no card shared with h} weights[h'] sign(rank h - rank h'), float64 [H]: each
+  runout's cumulative weights in rank order, less those of the pairs that share each of h's cards
+  (in rank order within the card's 51 pairs; h ties with itself)."""
+  valid, order, ordered_valid, low, high, group_hands, group_valid, group_low, group_high, first, second = (
+    tables
+  )
+
+  def below_minus_above(ordered, low, high):  # weights in rank order [..., n] -> at the positions
+    total = np.zeros((*ordered.shape[:-1], ordered.shape[-1] + 1))
+    np.cumsum(ordered, axis=-1, out=total[..., 1:])
+    flat = total.ravel()  # one-dimensional gathers: NumPy's fastest
+    return flat[low] + flat[high] - total[..., -1:]
+
+  net = below_minus_above(weights[order] * ordered_valid, low, high)  # [R, H]
+  shared = below_minus_above(weights[group_hands] * group_valid, group_low, group_high).ravel()  # [R, 52, 51]
+  net -= shared[first] + shared[second]
+  return (net * valid).sum(axis=0)
+
+
+# Deals the match engine plays at a time with public values: their boards' tables stay cached.
+PUBLIC_DEALS = 8
+
+
+@functools.lru_cache(maxsize=2 * PUBLIC_DEALS)
+def _board_tables(board: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+  """`_board_function`'s tables of a board (its cards sorted), as NumPy arrays, the last few kept."""
+  return tuple(np.asarray(x) for x in _board_function(len(board))(np.array(board, np.int32)))
+
+
+_RUNOUTS_PER_PAIR = {
+  3: math.comb(45, 2),
+  4: 44,
+  5: 1,
+}  # runouts a flop, turn, river leaves two disjoint pairs
+
+
+@functools.cache
+def _preflop_signs() -> np.ndarray:
+  """E[score(h) - score(v)] over every board, float64 [H, H], 0 where h and v share a card."""
+  from jaxcfr.poker.pushfold import equity  # noqa: PLC0415
+
+  return np.where(_disjoint(), 2 * equity.pair_matrix() - 1, 0.0)
+
+
+def range_values(board: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Each pair's check-down standing against ranges on one board: for weights [H] (or [K, H], K
+  ranges) (g, d) float64 of the same shape with g[h] = sum_v weights[v] E[score(h) - score(v)] over
+  the runouts of the unseen cards and d[h] = sum_v weights[v], both over the pairs v that share no
+  card with h or the board (`board` int [k], k = 0, 3, 4 or 5 cards shown). So g[h] / d[h] is h's
+  expected score difference against the range when the hand is checked down; exact on every street
+  (preflop from the shipped equity table)."""
+  from jaxcfr.poker.rules.hands import blocked  # noqa: PLC0415
+
+  board = np.asarray(board, np.int64)
+  weights = np.asarray(weights, np.float64)
+  if weights.ndim == 1:
+    return tuple(x[0] for x in range_values(board, weights[None]))
+  free = ~blocked(board[None])[0]
+  w = np.where(free, weights, 0.0)  # [K, H]
+  groups, card, _ = _card_groups()
+  per_card = w[:, groups].sum(axis=2)  # [K, 52]
+  d = np.where(
+    free, w.sum(axis=1, keepdims=True) - per_card[:, card[:, 0]] - per_card[:, card[:, 1]] + w, 0.0
+  )
+  if len(board) == 0:
+    return w @ _preflop_signs().T, d
+  if len(board) not in _RUNOUTS_PER_PAIR:
+    raise ValueError(f'a board shows 0, 3, 4 or 5 cards, got {len(board)}')
+  tables = _board_tables(tuple(sorted(board.tolist())))
+  g = np.stack([_runout_sums(tables, row) for row in w])
+  return np.where(free, g / _RUNOUTS_PER_PAIR[len(board)], 0.0), d
+
+
+class PublicTracker(RangeTracker):
+  """AIVAT's full construction on top of `RangeTracker`'s imaginary observations: besides both
+  players' hole cards, every public event is corrected, each decision by its action (public) and each
+  board card, with public values V(node) = the check-down value of the two ranges at the node,
+
+      V = matched chips * sum_{h0, h1} w0[h0] w1[h1] E[score0 - score1] / sum_{h0, h1} w0[h0] w1[h1]
+
+  over the pairs of hole pairs that share no card with each other or the visible board (the exact
+  posterior of the two hands given the public history: w the reach of each seat's policy), the
+  expectation over every runout (`range_values`); a fold's value is its payoff. With the exact
+  posterior V is a martingale over the board cards (the next card's probability given the public
+  history is the posterior's), so their corrections V(after) - V(before) need no computing: along a
+  hand the corrections telescope and the estimate is
+
+      V(root) + sum over decisions of (sum_a P(a) V(node + a) - V(node))
+
+  with P(a) the acting policy's probability of a over its range and V(root) = 0 (the uniform ranges
+  are equal). Each decision costs one `range_values` of the other seat's range on the board."""
+
+  def __init__(self, state: nlhe.HandState):
+    super().__init__(state)
+    self.gain = np.zeros(len(state.street))  # [B] player 0's chips
+
+  def decide(self, index, state, actions, probs, choice, policy=None) -> None:
+    """The decision's term at hands `index` (the acting policy's probabilities for every pair `probs`
+    [n, H, A]), then Bayes' rule on the actor's reach (`RangeTracker.decide`)."""
+    kind, amount, valid = (np.asarray(x) for x in actions)
+    probs = np.asarray(probs, np.float64)
+    rows = np.arange(len(index))
+    seat = np.asarray(state.to_act, np.int64)
+    shown = nlhe.board_size(state)
+    child = np.zeros(kind.shape)  # [n, A] player 0's value of a child, over the reach that takes it
+    folds = np.zeros(kind.shape, bool)
+    matched = np.zeros(kind.shape)
+    for slot in range(kind.shape[1]):
+      legal = valid[:, slot] & nlhe.is_legal(state, kind[:, slot], amount[:, slot])
+      if legal.any():
+        after = nlhe.apply(state, kind[:, slot], amount[:, slot], legal)
+        payoff = node_value(after, np.full(len(rows), 0.5))  # a fold's payoff (0 otherwise)
+        folds[:, slot] = legal & (after.folded >= 0)
+        child[:, slot] = np.where(folds[:, slot], payoff, 0.0)
+        matched[:, slot] = after.committed.min(axis=1)
+    same = (
+      valid[:, :, None]
+      & valid[:, None, :]
+      & (kind[:, :, None] == kind[:, None, :])
+      & ((kind[:, :, None] != nlhe.RAISE) | (amount[:, :, None] == amount[:, None, :]))
+    )  # [n, A, A] slots of the same real action
+    boards = [tuple(state.board[row, : shown[row]].tolist()) for row in rows]
+    other = self.weights[1 - seat, index]  # [n, H] the other seat's reach
+    sums, masses = np.zeros(other.shape), np.zeros(other.shape)
+    for board in set(boards):
+      group = np.array([row for row in rows if boards[row] == board])
+      sums[group], masses[group] = range_values(np.array(board, np.int64), other[group])
+    for row, hand in enumerate(index):
+      actor = seat[row]
+      sign = 1.0 if actor == 0 else -1.0
+      g, d = sums[row], masses[row]
+      reach = self.weights[actor, hand] * (d > 0)
+      likely = probs[row] @ same[row].T.astype(np.float64)  # [H, A] P(the slot's action | pair)
+      standing = reach @ g / (reach @ d)
+      value = sign * state.committed[row].min() * standing
+      taken = self.chances(reach, d, probs[row], valid[row])  # [A]
+      with np.errstate(invalid='ignore', divide='ignore'):
+        child_standing = np.where(taken > 0, (reach * g) @ likely / ((reach * d) @ likely), 0.0)
+      values = np.where(folds[row], child[row], sign * matched[row] * child_standing)
+      self.gain[hand] += taken @ values - value
+    super().decide(index, state, actions, probs, choice, policy)
+
+  @staticmethod
+  def chances(reach: np.ndarray, mass: np.ndarray, probs: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """P(slot) given the public history, float64 [A]: the actor's probabilities [H, A] over its reach
+    [H] times the other seat's reach that each pair leaves (`mass` [H]); `valid` [A] unused here."""
+    return reach @ (probs * mass[:, None]) / (reach @ mass)
+
+  def estimate(self, final: nlhe.HandState, payoffs: np.ndarray | None = None) -> np.ndarray:
+    """Player 0's estimate of each hand, float64 [B]: the sum of its decisions' terms."""
+    return self.gain.copy()

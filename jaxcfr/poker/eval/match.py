@@ -28,7 +28,13 @@ from jaxcfr.poker.rules import nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
 Z95 = 1.959963984540054  # the normal 97.5% quantile
-AIVAT_VALUES = ('equity', 'rollouts', 'ranges', None)  # AIVAT's value functions (`eval.aivat`), None: off
+AIVAT_VALUES = (
+  'equity',
+  'rollouts',
+  'ranges',
+  'public',
+  None,
+)  # AIVAT's value functions (`eval.aivat`), None: off
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,6 +224,30 @@ def _play_batch(
   return state
 
 
+def _play_public(policies, state, a_seat, draws, deals: int, duplicate: bool, on_group=None):
+  """`_play_batch` with AIVAT's public values (`aivat.PublicTracker`), `aivat.PUBLIC_DEALS` deals at a
+  time (both copies of a deal together): the finished hands in the batch's order and player 0's
+  estimates float64 [B]. The hands are the batch's own (every policy answers each hand from its
+  state); the groups keep the boards that the tracker's cached runout tables serve few.
+  on_group(hands_done), if given, after each group."""
+  from jaxcfr.poker.eval import aivat  # noqa: PLC0415
+
+  finals, estimates, order = [], [], []
+  for first in range(0, deals, aivat.PUBLIC_DEALS):
+    rows = np.arange(first, min(first + aivat.PUBLIC_DEALS, deals))
+    rows = np.concatenate([rows, rows + deals]) if duplicate else rows
+    part = nlhe.take(state, rows)
+    tracker = aivat.PublicTracker(part)
+    final = _play_batch(policies, part, a_seat[rows], draws[rows], tracker)
+    finals.append(final)
+    estimates.append(tracker.estimate(final))
+    order.append(rows)
+    if on_group is not None:
+      on_group(sum(len(rows) for rows in order))
+  inverse = np.argsort(np.concatenate(order))
+  return nlhe.take(nlhe.concatenate(finals), inverse), np.concatenate(estimates)[inverse]
+
+
 def play_match(
   policy_a,
   policy_b,
@@ -242,8 +272,10 @@ def play_match(
   a key of their own (the deals and draws are those of a run without it): 'equity', the check-down
   value (`aivat_samples` preflop boards per deal); 'rollouts', B's own value (`aivat_rollouts`
   playouts of B against itself per node; B should be a fast policy, e.g. the blueprint under A's
-  search); or 'ranges', both players' hole cards as imaginary observations (each policy is asked for
-  all 1,326 pairs at its decisions and the actual pair's row is played); None for none.
+  search); 'ranges', both players' hole cards as imaginary observations (each policy is asked for
+  all 1,326 pairs at its decisions and the actual pair's row is played); 'public', those ranges and a
+  correction at every public action and board card by the ranges' check-down value
+  (`aivat.PublicTracker`); None for none.
   """
   import jax  # noqa: PLC0415
 
@@ -291,7 +323,11 @@ def play_match(
       tracker = aivat_module.RolloutTracker(state, policy_b, rng, aivat_rollouts, _play_batch, root)
     elif aivat == 'ranges':
       tracker = aivat_module.RangeTracker(state)
-    state = _play_batch((policy_a, policy_b), state, a_seat, draws, tracker)
+    if aivat == 'public':  # a few deals at a time, so that their boards' runout tables stay cached
+      within = None if on_progress is None else (lambda hands, done=done: on_progress(done + hands))
+      state, estimate = _play_public((policy_a, policy_b), state, a_seat, draws, count, duplicate, within)
+    else:
+      state = _play_batch((policy_a, policy_b), state, a_seat, draws, tracker)
     rows = np.arange(len(a_seat))
     payoffs = nlhe.payoffs(state)
     won = payoffs[rows, a_seat]  # [hands of the batch]
@@ -299,7 +335,8 @@ def play_match(
     units.append((won[:count] + won[count:]) / 2 if duplicate else won.astype(np.float64))
     seats.append(a_seat)
     if aivat:
-      estimate = tracker.estimate(state, payoffs)
+      if aivat != 'public':
+        estimate = tracker.estimate(state, payoffs)
       estimate = np.where(a_seat == 0, estimate, -estimate)  # A's chips
       estimates.append(estimate)
       estimate_units.append((estimate[:count] + estimate[count:]) / 2 if duplicate else estimate)

@@ -26,6 +26,7 @@ import numpy as np
 
 from abstractions import HOLES
 from jaxcfr.poker.rules import ranges
+from jaxcfr.poker.rules.hands import PAIR_INDEX
 
 EQUITY_FILE = Path(__file__).parent / 'data' / 'preflop_equity.npz'
 BOARDS_PER_MATCHUP = math.comb(48, 5)  # boards that two disjoint pairs leave: 1,712,304
@@ -99,23 +100,46 @@ def table() -> np.ndarray:
     return data['twice_wins'].astype(np.int64)
 
 
-def pair_equity(first: int, second: int) -> float:
-  """Exact all-in equity of pair index `first` against pair index `second` (`HOLES` order), from the
-  table: the first pair's class representative, with the suit permutation that maps it there."""
-  cards = np.sort(HOLES[first])  # by rank (card ids are rank-major), so the two line up
-  rep = np.sort(HOLES[REPRESENTATIVES[_CLASS_OF[first]]])
-  permutation = np.arange(4)  # suit of `first` -> suit of the representative
+def _suit_map(pair: int) -> np.ndarray:
+  """The suit permutation int64 [4] that maps pair index `pair` (`HOLES` order) onto its class
+  representative: the suits of its two cards, sorted by rank (card ids are rank-major, so the two line
+  up), go to the representative's, the unused suits to its unused ones in order."""
+  cards = np.sort(HOLES[pair])
+  rep = np.sort(HOLES[REPRESENTATIVES[_CLASS_OF[pair]]])
+  permutation = np.arange(4)
   for mine, theirs in zip(cards, rep, strict=True):
     permutation[mine % 4] = theirs % 4
   unused_from = [s for s in range(4) if s not in {c % 4 for c in cards}]
   unused_to = [s for s in range(4) if s not in {c % 4 for c in rep}]
   for source, target in zip(unused_from, unused_to, strict=True):
     permutation[source] = target
-  mapped = np.sort(4 * (HOLES[second] // 4) + permutation[HOLES[second] % 4])[::-1]
-  index = int(np.flatnonzero((np.sort(HOLES, axis=1)[:, ::-1] == mapped).all(axis=1))[0])
-  if not _disjoint(cards, HOLES[second]):
+  return permutation
+
+
+def pair_equity(first: int, second: int) -> float:
+  """Exact all-in equity of pair index `first` against pair index `second` (`HOLES` order), from the
+  table: the first pair's class representative, with the suit permutation that maps it there."""
+  if not _disjoint(HOLES[first], HOLES[second]):
     raise ValueError(f'pairs {first} and {second} share a card')
+  permutation = _suit_map(first)
+  mapped = 4 * (HOLES[second] // 4) + permutation[HOLES[second] % 4]
+  index = PAIR_INDEX[mapped[0], mapped[1]]
   return float(table()[_CLASS_OF[first], index]) / (2 * BOARDS_PER_MATCHUP)
+
+
+@functools.cache
+def pair_matrix() -> np.ndarray:
+  """Exact all-in equity of every pair against every other, float64 [1326, 1326] (`HOLES` order; 0
+  where the two share a card): row h is its class representative's row of the table, read through the
+  suit permutation that maps h onto the representative (`pair_equity` for all pairs at once)."""
+  twice_wins = table()
+  result = np.zeros((len(HOLES), len(HOLES)))
+  for first in range(len(HOLES)):
+    permutation = _suit_map(first)
+    mapped = 4 * (HOLES // 4) + permutation[HOLES % 4]
+    index = PAIR_INDEX[mapped[:, 0], mapped[:, 1]]  # [1326]
+    result[first] = twice_wins[_CLASS_OF[first], index]
+  return result / (2 * BOARDS_PER_MATCHUP)
 
 
 @functools.cache

@@ -149,15 +149,12 @@ class HoleStrength:
     return nlhe.ActionSet(kind, amount, valid), probs
 
 
-def exact_value(hole, styles) -> float:
-  """Player 0's expected chips with hole [2, 2] when policies of `styles` play seats 0 and 1, by a
-  walk over the betting tree: a fold loses what the folder put in, a showdown pays (2 e - 1) * 100 or
-  * 200 with e the exact preflop equity (the policies never look at the board)."""
-  unseen = [c for c in range(52) if c not in set(hole.ravel().tolist())]
-  boards = np.array(list(itertools.combinations(unseen, 5)), np.int32)
-  ranks = [hand_rank(np.concatenate([np.broadcast_to(h, (len(boards), 2)), boards], 1)) for h in hole]
-  e = float(np.mean(np.where(ranks[0] > ranks[1], 1.0, np.where(ranks[0] == ranks[1], 0.5, 0.0))))
-  top = [int(h.max()) // 4 for h in hole]
+def tree_value(top, e: float, styles, street: int = 0) -> float:
+  """Player 0's expected chips when hands whose higher cards have ranks `top` (two ints) play the
+  policies of `styles` from the start of `street`, with e player 0's expected showdown share (the
+  policies never look at the board, so the value is affine in e): a walk over the betting tree,
+  where a fold loses what the folder put in and a showdown pays (2 e - 1) * 100 or * 200. Preflop
+  starts with the blinds; a later street with 100 each in, the big blind first."""
   probabilities_of = lambda *args: tuple(float(p) for p in probabilities(*args))  # noqa: E731
 
   def walk(street, actor, committed, facing, checked):
@@ -176,6 +173,8 @@ def exact_value(hole, styles) -> float:
       total += call_p * walk(street, 1 - actor, committed, False, True)
     return total
 
+  if street > 0:
+    return walk(street, 1, (100, 100), False, False)
   # Preflop the small blind faces the big blind: fold, complete (call to 100) or shove.
   fold_p, call_p, raise_p = probabilities_of(top[0], 0, True, True, styles[0])
   return (
@@ -183,6 +182,16 @@ def exact_value(hole, styles) -> float:
     + call_p * walk(0, 1, (100, 100), False, False)
     + raise_p * walk(0, 1, (200, 100), True, False)
   )
+
+
+def exact_value(hole, styles) -> float:
+  """Player 0's expected chips with hole [2, 2] when policies of `styles` play seats 0 and 1
+  (`tree_value` with e the exact preflop equity of the two hands, by enumerating every board)."""
+  unseen = [c for c in range(52) if c not in set(hole.ravel().tolist())]
+  boards = np.array(list(itertools.combinations(unseen, 5)), np.int32)
+  ranks = [hand_rank(np.concatenate([np.broadcast_to(h, (len(boards), 2)), boards], 1)) for h in hole]
+  e = float(np.mean(np.where(ranks[0] > ranks[1], 1.0, np.where(ranks[0] == ranks[1], 0.5, 0.0))))
+  return tree_value([int(h.max()) // 4 for h in hole], e, styles)
 
 
 def play_fixed_holes(hole, styles, hands, seed, tracker_for):
@@ -363,3 +372,140 @@ def test_the_range_estimate_agrees_with_the_plain_one_and_cancels_in_self_play()
   assert figures['sd_mbb'] < 0.5 * result.sd_mbb
   itself = match.play_match(a, a, 64, seed=9, aivat='ranges')
   assert itself.aivat['mbb_per_hand'] == pytest.approx(0.0, abs=1e-6)
+
+
+# Public values: the ranges' check-down value at every public action and board card.
+
+
+@pytest.mark.parametrize('text', ['', 'Ah7d7c', 'Ah7d7c2s', 'Ah7d7c2s9h'])
+def test_range_values_match_a_loop_over_pairs_and_runouts(text):
+  """g[h] = sum over the range's pairs that share no card with h or the board of weight * the mean
+  score difference over every runout (a NumPy loop; preflop the shipped exact table, checked against
+  enumeration elsewhere, is compared with `pushfold.equity.pair_equity`), d[h] their weight."""
+  from abstractions import HOLES
+  from jaxcfr.poker.pushfold import equity
+
+  rng = np.random.default_rng(len(text))
+  board = np.array(parse_cards(text) if text else [], np.int64)
+  weights = np.zeros(len(HOLES))
+  chosen = rng.choice(len(HOLES), 12, replace=False)
+  weights[chosen] = rng.random(12)
+  g, d = aivat.range_values(board, weights)
+  free = [h for h in range(len(HOLES)) if not set(HOLES[h].tolist()) & set(board.tolist())]
+  for h in rng.choice(free, 2, replace=False):
+    total = mass = 0.0
+    for v in np.flatnonzero(weights):
+      dead = {*HOLES[h].tolist(), *HOLES[v].tolist(), *board.tolist()}
+      if len(dead) < 4 + len(board):
+        continue
+      mass += weights[v]
+      if not len(board):
+        total += weights[v] * (2 * equity.pair_equity(h, v) - 1)
+        continue
+      runouts = list(itertools.combinations([c for c in range(52) if c not in dead], 5 - len(board)))
+      rows = [[*pair, *board, *rest] for pair in (HOLES[h], HOLES[v]) for rest in runouts]
+      ranks = hand_rank(np.array(rows, np.int32)).astype(np.int64).reshape(2, len(runouts))
+      total += weights[v] * np.sign(ranks[0] - ranks[1]).mean()
+    assert g[h] == pytest.approx(total, abs=1e-9) and d[h] == pytest.approx(mass, abs=1e-12)
+  blocked = [h for h in range(len(HOLES)) if set(HOLES[h].tolist()) & set(board.tolist())]
+  assert not np.any(g[blocked]) and not np.any(d[blocked])
+
+
+TURN = np.array(parse_cards('Kd8s5c2h'))
+
+
+def turn_game_value(styles) -> float:
+  """Player 0's expected chips when both hole pairs are dealt uniformly off `TURN` and the policies of
+  `styles` play from the turn on (100 each in): the mean over every pair of pairs of `tree_value`,
+  affine in the pair's showdown share over the 44 rivers (a NumPy loop over the rivers)."""
+  from abstractions import HOLES
+
+  rivers = [c for c in range(52) if c not in TURN]
+  rows = np.array([[*pair, *TURN, river] for river in rivers for pair in HOLES], np.int32)
+  ranks = hand_rank(rows).astype(np.int64).reshape(len(rivers), len(HOLES))
+  share = np.zeros((len(HOLES), len(HOLES)))
+  for r, river in enumerate(rivers):
+    live = ~np.isin(HOLES, [*TURN, river]).any(axis=1)
+    score = np.sign(ranks[r][:, None] - ranks[r][None, :]) * 0.5 + 0.5
+    share += np.where(live[:, None] & live[None, :], score, 0.0)
+  disjoint = ~(HOLES[:, None, :, None] == HOLES[None, :, None, :]).any(axis=(2, 3))
+  free = ~np.isin(HOLES, TURN).any(axis=1)
+  pairs = disjoint & free[:, None] & free[None, :]
+  e = share / 44
+  top = HOLES.max(axis=1) // 4
+  base = np.array([[tree_value((a, b), 0.0, styles, 2) for b in range(13)] for a in range(13)])
+  slope = np.array([[tree_value((a, b), 1.0, styles, 2) for b in range(13)] for a in range(13)]) - base
+  values = base[top[:, None], top[None, :]] + slope[top[:, None], top[None, :]] * e
+  return float(values[pairs].mean())
+
+
+def play_from_the_turn(hands, seed, tracker_type):
+  """`hands` hands dealt uniformly off `TURN` (the river at random), checked to the turn, played to
+  the end by the `STYLES` policies: the payoffs and the tracker's estimates of player 0's chips."""
+  rng = np.random.default_rng(seed)
+  unseen = np.array([c for c in range(52) if c not in TURN])
+  cards = np.array([rng.permutation(unseen)[:5] for _ in range(hands)])
+  boards = np.concatenate([np.broadcast_to(TURN, (hands, 4)), cards[:, 4:]], 1)
+  checks = [
+    [(CALL, 0)] * 4
+  ] * hands  # preflop the small blind completes and the big blind checks; the flop checks through
+  state = nlhe.from_actions(checks, cards[:, :4].reshape(hands, 2, 2), boards, RULES)
+  assert (state.street == 2).all()
+  draws = rng.random((hands, nlhe.max_actions(RULES)))
+  policies = (HoleStrength(STYLES[0]), HoleStrength(STYLES[1]))
+  tracker = tracker_type(state)
+  final = match._play_batch(policies, state, np.zeros(hands, np.int8), draws, tracker)
+  payoffs = nlhe.payoffs(final)
+  return payoffs[:, 0].astype(np.float64), tracker.estimate(final, payoffs)
+
+
+@pytest.fixture(scope='module')
+def turn_exact():
+  return turn_game_value(STYLES)
+
+
+def test_the_public_estimate_has_the_exact_value_as_its_mean(turn_exact):
+  """Both hole pairs random, the river card random, decisions on the turn and the river: the public
+  estimate's interval holds the exact value, as the plain one's does, and is far narrower."""
+  plain, estimate = play_from_the_turn(800, 3, aivat.PublicTracker)
+  low, high = interval(plain)
+  assert low <= turn_exact <= high
+  low, high = interval(estimate)
+  assert low <= turn_exact <= high
+  assert estimate.std() < 0.2 * plain.std()
+
+
+def test_a_wrong_public_correction_misses_the_exact_value(turn_exact):
+  """The decisions' expectations taken under uniform probabilities over the valid actions instead of
+  the acting policy's over its range: the interval no longer holds the exact value."""
+
+  class Uniform(aivat.PublicTracker):
+    @staticmethod
+    def chances(reach, mass, probs, valid):
+      return valid / valid.sum()
+
+  _, estimate = play_from_the_turn(800, 3, Uniform)
+  low, high = interval(estimate)
+  assert not low <= turn_exact <= high
+
+
+def test_public_values_play_the_batchs_own_hands_a_few_deals_at_a_time(monkeypatch):
+  """`play_match(aivat='public')` plays a batch's deals in groups (`aivat.PUBLIC_DEALS`) so that their
+  boards' tables stay cached: the hands, their order and the estimates are those of one group (the
+  runout sums replaced by a cheap stand-in: this checks the engine, not the values)."""
+  from jaxcfr.poker.baselines import REGISTRY
+
+  monkeypatch.setattr(aivat, '_board_tables', lambda board: None)
+  monkeypatch.setattr(aivat, '_runout_sums', lambda tables, weights: np.full(len(weights), weights.sum()))
+  a, b = HoleStrength(1.0), REGISTRY['always-call']()
+  plain = match.play_match(a, b, 24, seed=2, batch=24, aivat=None)
+  runs, progress = [], []
+  for deals in (3, 100):
+    monkeypatch.setattr(aivat, 'PUBLIC_DEALS', deals)
+    runs.append(match.play_match(a, b, 24, seed=2, batch=24, aivat='public', on_progress=progress.append))
+  assert progress[:4] == [6, 12, 18, 24]  # each group of 3 deals (6 hands) reported as it ends
+  for run in runs:
+    np.testing.assert_array_equal(run.chips, plain.chips)
+    np.testing.assert_array_equal(run.a_seat, plain.a_seat)
+  np.testing.assert_allclose(runs[0].aivat_chips, runs[1].aivat_chips, rtol=1e-12, atol=1e-9)
+  assert runs[0].aivat['value_function'] == 'public'

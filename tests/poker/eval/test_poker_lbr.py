@@ -58,6 +58,8 @@ def test_against_always_fold_lbr_wins_exactly_750_mbb_per_hand():
   assert result.lbr_mbb_per_hand == 750 and result.ci95_low == result.ci95_high == 750
   assert result.seat_mbb == (1000, 500)
   np.testing.assert_array_equal(result.chips, np.where(result.lbr_seat == 0, 100, 50))
+  # AIVAT's estimate (check-down values) is unbiased, not exact: its interval holds the known value.
+  assert result.aivat['ci95_low'] <= 750 <= result.aivat['ci95_high'] and result.aivat['sd_mbb'] > 0
 
 
 @pytest.mark.parametrize(
