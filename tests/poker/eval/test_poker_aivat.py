@@ -467,7 +467,7 @@ def turn_exact():
 def test_the_public_estimate_has_the_exact_value_as_its_mean(turn_exact):
   """Both hole pairs random, the river card random, decisions on the turn and the river: the public
   estimate's interval holds the exact value, as the plain one's does, and is far narrower."""
-  plain, estimate = play_from_the_turn(800, 3, aivat.PublicTracker)
+  plain, estimate = play_from_the_turn(400, 3, aivat.PublicTracker)
   low, high = interval(plain)
   assert low <= turn_exact <= high
   low, high = interval(estimate)
@@ -476,15 +476,15 @@ def test_the_public_estimate_has_the_exact_value_as_its_mean(turn_exact):
 
 
 def test_a_wrong_public_correction_misses_the_exact_value(turn_exact):
-  """The decisions' expectations taken under uniform probabilities over the valid actions instead of
-  the acting policy's over its range: the interval no longer holds the exact value."""
+  """The decisions' expectations taken with the probabilities of the actions in reverse order (the
+  raise's for the fold and the fold's for the raise): the interval no longer holds the exact value."""
 
-  class Uniform(aivat.PublicTracker):
+  class Reversed(aivat.PublicTracker):
     @staticmethod
     def chances(reach, mass, probs, valid):
-      return valid / valid.sum()
+      return aivat.PublicTracker.chances(reach, mass, probs[:, ::-1], valid[::-1])
 
-  _, estimate = play_from_the_turn(800, 3, Uniform)
+  _, estimate = play_from_the_turn(400, 3, Reversed)
   low, high = interval(estimate)
   assert not low <= turn_exact <= high
 
@@ -509,3 +509,8 @@ def test_public_values_play_the_batchs_own_hands_a_few_deals_at_a_time(monkeypat
     np.testing.assert_array_equal(run.a_seat, plain.a_seat)
   np.testing.assert_allclose(runs[0].aivat_chips, runs[1].aivat_chips, rtol=1e-12, atol=1e-9)
   assert runs[0].aivat['value_function'] == 'public'
+  monkeypatch.setattr(aivat, 'PUBLIC_DEALS', 3)
+  single = match.play_match(a, b, 10, seed=2, batch=10, duplicate=False, aivat='public')  # 3, 3, 3 and 1
+  np.testing.assert_array_equal(
+    single.chips, match.play_match(a, b, 10, seed=2, batch=10, duplicate=False, aivat=None).chips
+  )
