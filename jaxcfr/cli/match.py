@@ -72,7 +72,7 @@ def add_parser(commands) -> None:
     "one): equity, the check-down value (default); rollouts, B's own value by playouts of B against "
     "itself (B a fast policy, e.g. the blueprint under search:); ranges, both players' hole cards as "
     'imaginary observations (each policy asked for all 1,326 pairs at its decisions); public, ranges '
-    'and every public action and board card corrected by the ranges\' check-down value; off',
+    "and every public action and board card corrected by the ranges' check-down value; off",
   )
   parser.add_argument(
     '--aivat-rollouts',
