@@ -28,13 +28,8 @@ from jaxcfr.poker.rules import nlhe
 
 DEFAULT_BATCH = defaults.MATCH_BATCH  # hands per batch (deal pairs take two)
 Z95 = 1.959963984540054  # the normal 97.5% quantile
-AIVAT_VALUES = (
-  'equity',
-  'rollouts',
-  'ranges',
-  'public',
-  None,
-)  # AIVAT's value functions (`eval.aivat`), None: off
+# AIVAT's value functions (`eval.aivat`), None: off.
+AIVAT_VALUES = ('equity', 'rollouts', 'ranges', 'public', None)
 
 
 @dataclasses.dataclass(frozen=True)
