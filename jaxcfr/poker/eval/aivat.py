@@ -600,6 +600,8 @@ class PublicTracker(RangeTracker):
   def decide(self, index, state, actions, probs, choice, policy=None) -> None:
     """The decision's term at hands `index` (the acting policy's probabilities for every pair `probs`
     [n, H, A]), then Bayes' rule on the actor's reach (`RangeTracker.decide`)."""
+    from jaxcfr.poker.rules.hands import action_likelihood  # noqa: PLC0415
+
     kind, amount, valid = (np.asarray(x) for x in actions)
     probs = np.asarray(probs, np.float64)
     rows = np.arange(len(index))
@@ -616,12 +618,9 @@ class PublicTracker(RangeTracker):
         folds[:, slot] = legal & (after.folded >= 0)
         child[:, slot] = np.where(folds[:, slot], payoff, 0.0)
         matched[:, slot] = after.committed.min(axis=1)
-    same = (
-      valid[:, :, None]
-      & valid[:, None, :]
-      & (kind[:, :, None] == kind[:, None, :])
-      & ((kind[:, :, None] != nlhe.RAISE) | (amount[:, :, None] == amount[:, None, :]))
-    )  # [n, A, A] slots of the same real action
+    likely = np.stack(  # [n, H, A] P(the slot's real action | pair), slots of the same action summed
+      [action_likelihood(actions, probs, np.full(len(rows), slot)) for slot in range(kind.shape[1])], axis=2
+    )
     boards = [tuple(state.board[row, : shown[row]].tolist()) for row in rows]
     other = self.weights[1 - seat, index]  # [n, H] the other seat's reach
     sums, masses = np.zeros(other.shape), np.zeros(other.shape)
@@ -633,20 +632,19 @@ class PublicTracker(RangeTracker):
       sign = 1.0 if actor == 0 else -1.0
       g, d = sums[row], masses[row]
       reach = self.weights[actor, hand] * (d > 0)
-      likely = probs[row] @ same[row].T.astype(np.float64)  # [H, A] P(the slot's action | pair)
       standing = reach @ g / (reach @ d)
       value = sign * state.committed[row].min() * standing
-      taken = self.chances(reach, d, probs[row], valid[row])  # [A]
+      taken = self.chances(reach, d, probs[row])  # [A]
       with np.errstate(invalid='ignore', divide='ignore'):
-        child_standing = np.where(taken > 0, (reach * g) @ likely / ((reach * d) @ likely), 0.0)
+        child_standing = np.where(taken > 0, (reach * g) @ likely[row] / ((reach * d) @ likely[row]), 0.0)
       values = np.where(folds[row], child[row], sign * matched[row] * child_standing)
       self.gain[hand] += taken @ values - value
     super().decide(index, state, actions, probs, choice, policy)
 
   @staticmethod
-  def chances(reach: np.ndarray, mass: np.ndarray, probs: np.ndarray, valid: np.ndarray) -> np.ndarray:
+  def chances(reach: np.ndarray, mass: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """P(slot) given the public history, float64 [A]: the actor's probabilities [H, A] over its reach
-    [H] times the other seat's reach that each pair leaves (`mass` [H]); `valid` [A] unused here."""
+    [H] times the other seat's reach that each pair leaves (`mass` [H])."""
     return reach @ (probs * mass[:, None]) / (reach @ mass)
 
   def estimate(self, final: nlhe.HandState, payoffs: np.ndarray | None = None) -> np.ndarray:

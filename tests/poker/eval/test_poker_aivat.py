@@ -481,8 +481,8 @@ def test_a_wrong_public_correction_misses_the_exact_value(turn_exact):
 
   class Reversed(aivat.PublicTracker):
     @staticmethod
-    def chances(reach, mass, probs, valid):
-      return aivat.PublicTracker.chances(reach, mass, probs[:, ::-1], valid[::-1])
+    def chances(reach, mass, probs):
+      return aivat.PublicTracker.chances(reach, mass, probs[:, ::-1])
 
   _, estimate = play_from_the_turn(400, 3, Reversed)
   low, high = interval(estimate)
